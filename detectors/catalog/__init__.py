@@ -1,0 +1,170 @@
+"""The failure catalog: one YAML file per failure, validated at load.
+
+Adding a failure is adding a file here. ``load_catalog()`` validates every entry with
+the pydantic models below, checks that ids are unique and that every ``related`` id
+exists, and compiles each fingerprint to make sure it is safe for a linear-time engine
+(no backreferences, no look-around). The fingerprints are also the patterns of the
+fast-path scan, so a new entry is automatically part of it.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "Catalog",
+    "CatalogError",
+    "Entry",
+    "Fingerprint",
+    "Stack",
+    "load_catalog",
+]
+
+
+class Stack(StrEnum):
+    PYTORCH = "pytorch"
+    HF_TRAINER = "hf_trainer"
+    DEEPSPEED = "deepspeed"
+    MEGATRON = "megatron"
+    LIGHTNING = "lightning"
+    VLLM = "vllm"
+
+
+_UNSAFE = re.compile(r"\\[1-9]|\(\?<?[=!]|\(\?>|[*+?}]\+")  # backrefs, look-around, atomic, possessive
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fingerprint(_Strict):
+    """A regex searched in the message body of a line (after prefixes are stripped).
+
+    Named groups become the match's data (``seq``, ``op``, ``xid``, ``from_scale``...).
+    ``role`` overrides the entry's role for this pattern (e.g. a timeout line that only
+    says a peer went away).
+    """
+
+    pattern: str
+    description: str
+    role: Literal["cause", "collateral", "benign"] | None = None
+    example: str | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _linear_time_safe(cls, v: str) -> str:
+        if _UNSAFE.search(v):
+            raise ValueError("pattern uses a construct a linear-time engine cannot run (backreference, look-around, atomic or possessive group)")
+        if v.startswith("^"):
+            raise ValueError("pattern must not be anchored with '^': it is searched in the message body")
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"invalid regex: {exc}") from exc
+        return v
+
+
+class Symptom(_Strict):
+    symptom: str
+    why: str
+
+
+class Fix(_Strict):
+    change: str
+    snippet: str | None = None
+    why: str
+
+
+class Entry(_Strict):
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    title: str
+    category: Literal["mixed_precision", "numerics", "memory", "distributed", "crash", "hardware", "data", "performance"]
+    tags: list[str]
+    hardware: bool
+    role: Literal["cause", "collateral", "benign"]
+    severity: Literal["critical", "warning", "info"]
+    priority: int = Field(ge=0, le=100, description="rank among causes when choosing an initiator")
+    summary: str
+    mechanism: str
+    fingerprints: list[Fingerprint]
+    symptoms: list[Symptom] = Field(min_length=1)
+    root_causes: list[str] = Field(min_length=1)
+    fix: dict[Stack, Fix]
+    verify: str
+    related: list[str] = []
+    references: list[str] = []
+    # depth fields (the encyclopedia): optional until every entry has them
+    observe: list[str] = []
+    confirm: list[str] = []
+    prevention: list[str] = []
+    scale_notes: str | None = None
+    affected: list[str] = []
+    data_table: list[dict[str, str]] = []
+
+    @model_validator(mode="after")
+    def _fix_has_pytorch(self) -> Entry:
+        if Stack.PYTORCH not in self.fix:
+            raise ValueError("fix must at least give the plain PyTorch change ('pytorch')")
+        return self
+
+
+class CatalogError(ValueError):
+    """A catalog file is invalid; the message names the file and the field."""
+
+
+class Catalog:
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries: dict[str, Entry] = {}
+        for e in entries:
+            if e.id in self.entries:
+                raise CatalogError(f"duplicate catalog id {e.id!r}")
+            self.entries[e.id] = e
+        for e in entries:
+            for r in e.related:
+                if r not in self.entries:
+                    raise CatalogError(f"{e.id}: related id {r!r} is not in the catalog")
+
+    def __getitem__(self, failure_id: str) -> Entry:
+        return self.entries[failure_id]
+
+    def __contains__(self, failure_id: object) -> bool:
+        return failure_id in self.entries
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.entries.values())
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _parse(name: str, text: str) -> Entry:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{name}: not valid YAML: {exc}") from exc
+    try:
+        entry = Entry.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise CatalogError(f"{name}: field {loc!r}: {first['msg']} ({len(exc.errors())} error(s))") from exc
+    if f"{entry.id}.yaml" != name:
+        raise CatalogError(f"{name}: id {entry.id!r} does not match the file name")
+    return entry
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> Catalog:
+    """Load and validate every ``*.yaml`` entry shipped in this package."""
+    files = sorted(
+        (p for p in resources.files(__package__).iterdir() if p.name.endswith(".yaml")),
+        key=lambda p: p.name,
+    )
+    return Catalog([_parse(p.name, p.read_text(encoding="utf-8")) for p in files])

@@ -1,0 +1,515 @@
+"""Job-wide correlation: the state of all ranks → incidents, initiator vs collateral.
+
+Principles (DESIGN.md "Key ideas"):
+- initiator, not first reporter: cause classes outrank collateral ones (catalog
+  ``priority``); a launcher's "root cause" line and exit codes are evidence, not verdicts;
+- steps are the clock; wall time only breaks ties; arrival order is the last tie-breaker;
+- a NaN in one rank's LOCAL loss at step s outranks NaN grad norms on every rank at s
+  (all-reduced) and NaN losses elsewhere at s+1;
+- when every rank that speaks reports a timeout or a lost peer, the initiator is the rank
+  that stopped making progress and did not report one (a hang);
+- when the logs cannot tell which rank started it, the initiator rank is None.
+
+``incidents(state)`` is a pure function of the detect stage's state: call it at any
+time (the live daemon does, repeatedly) and it returns the verdict for what was seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from detectors.detect import JobState, RankKey, SampleRec, ScaleMove
+from detectors.events import Event, Finding, Role, Source
+from detectors.gpus import compute_capability
+
+__all__ = ["Incident", "incidents"]
+
+_SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
+_FATAL_CATEGORIES = {"crash", "distributed", "hardware", "memory"}
+_NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
+_COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
+
+
+@dataclass
+class Incident:
+    id: str
+    failure: str
+    severity: str
+    title: str
+    hardware: bool
+    rank: int | None
+    step: int | None
+    time: float | None
+    evidence: list[Source]
+    collateral: list[dict[str, Any]]
+    narrative: list[str]
+    data: dict[str, Any] = field(default_factory=dict)
+    status: str = "final"
+
+
+def _sort_key(f: Finding) -> tuple[float, float, float, int]:
+    step = f.step if f.step is not None else math.inf
+    t = f.time if f.time is not None else math.inf
+    return (-f.priority, step, t, f.order)
+
+
+def _fmt_ranks(ranks: list[int]) -> str:
+    return ", ".join(str(r) for r in ranks[:16]) + (f" … (+{len(ranks) - 16})" if len(ranks) > 16 else "")
+
+
+class _Correlator:
+    def __init__(self, st: JobState) -> None:
+        self.st = st
+        self.cat = st.catalog
+        self.ctx = st.context()
+        self.extra: list[Finding] = []
+        self.order = st.order
+
+    # ----------------------------------------------------------------- helpers
+    def resolve(self, rank: int | None, local: int | None) -> int | None:
+        if rank is not None:
+            return rank
+        if local is None:
+            return None
+        if local in self.st.local_to_global:
+            return self.st.local_to_global[local]
+        return None if self.st.multi_node else local
+
+    def finding(self, failure: str, rank: int | None, step: int | None, time: float | None,
+                evidence: list[Source], role: Role | None = None, severity: str | None = None,
+                priority: int | None = None, **data: Any) -> Finding:
+        e = self.cat[failure]
+        self.order += 1
+        return Finding(failure, role or Role(e.role), priority if priority is not None else e.priority,
+                       rank, step, time, self.order, evidence, severity or e.severity, data=data)
+
+    def world_size(self) -> int | None:
+        ws = self.ctx.get("world_size")
+        return int(ws) if ws else None
+
+    # ----------------------------------------------------------------- numerics
+    def nonfinite(self) -> list[Finding]:
+        out: list[Finding] = []
+        loss_bad: list[tuple[RankKey, SampleRec]] = []
+        grad_bad: list[tuple[RankKey, SampleRec]] = []
+        global_bad: list[tuple[RankKey, SampleRec]] = []
+        for key, rs in self.st.ranks.items():
+            if rs.first_bad_loss:
+                loss_bad.append((key, rs.first_bad_loss))
+            if rs.first_bad_grad:
+                grad_bad.append((key, rs.first_bad_grad))
+            if rs.first_bad_global:
+                global_bad.append((key, rs.first_bad_global))
+        if not (loss_bad or grad_bad or global_bad):
+            return out
+
+        def clock(rec: SampleRec) -> tuple[float, int]:
+            return (rec.step if rec.step is not None else math.inf, rec.order)
+
+        def rank_of(key: RankKey) -> int | None:
+            if key is None:
+                return None
+            return key[1] if key[0] == "g" else self.resolve(None, key[1])
+
+        initiator: tuple[RankKey, SampleRec] | None = None
+        if loss_bad:
+            loss_bad.sort(key=lambda kr: clock(kr[1]))
+            first_step = loss_bad[0][1].step
+            same = [kr for kr in loss_bad if kr[1].step == first_step] if first_step is not None else loss_bad[:1]
+            earlier_grad = [kr for kr in grad_bad if first_step is not None and kr[1].step is not None and kr[1].step < first_step]
+            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None:
+                initiator = same[0]
+        all_bad = loss_bad + grad_bad + global_bad
+        all_bad.sort(key=lambda kr: clock(kr[1]))
+        head = initiator or all_bad[0]
+        rank = rank_of(head[0]) if initiator else None
+        rec = head[1]
+        metric = "loss" if initiator or head in loss_bad else ("loss (reduced over ranks)" if head in global_bad else "grad_norm")
+        f = self.finding("nonfinite_loss", rank, rec.step, rec.time, [rec.source], metric=metric,
+                         local=initiator is not None, value=_value_text(rec, metric))
+        out.append(f)
+        for key, r in all_bad:
+            if r is rec:
+                continue
+            out.append(self.finding("nonfinite_loss", rank_of(key), r.step, r.time, [r.source], role=Role.COLLATERAL,
+                                    metric="loss" if (key, r) in loss_bad else "grad_norm"))
+        return out
+
+    def spikes(self) -> list[Finding]:
+        out: list[Finding] = []
+        for key, rs in self.st.ranks.items():
+            rank = key[1] if key and key[0] == "g" else None
+            if rs.spike:
+                r = rs.spike
+                out.append(self.finding("loss_spike", rank, r.step, r.time, [r.source], value=r.data.get("loss"),
+                                        baseline=r.data.get("baseline_median")))
+            if rs.explosion:
+                r = rs.explosion
+                out.append(self.finding("grad_norm_explosion", rank, r.step, r.time, [r.source],
+                                        value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
+        return out
+
+    # ----------------------------------------------------------------- loss scale
+    def loss_scale(self) -> list[Finding]:
+        moves = _dedupe_moves(self.st.scale_moves)
+        out: list[Finding] = []
+        explicit = [f for f in self.st.findings if f.failure == "loss_scale_collapse"]
+        if not moves and not explicit:
+            return self._skip_rate()
+        real = [m for m in moves if not m.hysteresis]
+        scales = [m.to_scale for m in real if m.to_scale is not None]
+        lowest = min(scales) if scales else None
+        steps = [m.step for m in real if m.step is not None]
+        stuck = any(m.from_scale is not None and m.to_scale is not None and m.from_scale == m.to_scale for m in real)
+        tail_run = _final_run(real)
+        evidence = [m.source for m in (moves[:2] + moves[-3:] if len(moves) > 5 else moves)]
+        first = moves[0] if moves else None
+        last = moves[-1] if moves else None
+        if explicit or stuck or (lowest is not None and lowest <= 1) or (lowest is not None and lowest <= 8 and tail_run >= 3):
+            if explicit:
+                evidence = evidence + [f.evidence[0] for f in explicit]
+            step = explicit[0].step if explicit else (last.step if last else None)
+            out.append(self.finding(
+                "loss_scale_collapse", None, step, explicit[0].time if explicit else (last.time if last else None),
+                _uniq(evidence), overflows=len(real), lowest_scale=lowest, stuck_at_minimum=stuck or bool(explicit),
+                consecutive=tail_run))
+            return out
+        early = not steps or max(steps) <= 200
+        if lowest is None or lowest >= 1024:
+            if early or tail_run < 3:
+                out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
+                                        first.time if first else None, evidence, overflows=len(real),
+                                        lowest_scale=lowest))
+                return out
+        out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
+                                evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
+        return out
+
+    def _skip_rate(self) -> list[Finding]:
+        """DeepSpeed ``step=N, skipped=M``: a high skip rate after warm-up."""
+        recs = [r for r in self.st.skip_samples if r.step]
+        if len(recs) < 2:
+            return []
+        a, b = recs[0], recs[-1]
+        dsteps = (b.step or 0) - (a.step or 0)
+        dskip = b.data["skipped"] - a.data["skipped"]
+        if dsteps >= 50 and dskip / dsteps > 0.05:
+            return [self.finding("fp16_overflow_skips", None, a.step, a.time, [a.source, b.source],
+                                 skipped=dskip, steps=dsteps, rate=round(dskip / dsteps, 3))]
+        return []
+
+    # ----------------------------------------------------------------- launchers
+    def exits(self, own: dict[int | None, list[Finding]]) -> list[Finding]:
+        out: list[Finding] = []
+        ds_kills = sum(1 for t in self.st.teardowns if t.data.get("reporter") == "deepspeed")
+        positive = [e for e in self.st.exits if e.data["exitcode"] > 0]
+        for ev in self.st.exits:
+            d = ev.data
+            code = d["exitcode"]
+            rank = self.resolve(ev.rank, d.get("local_rank"))
+            if not d.get("trusted") and ds_kills != 1:
+                rank = None  # DeepSpeed names the last-started command, not the failed rank
+            sig = d.get("signal")
+            kw = dict(exitcode=code, signal=sig, reporter=d.get("reporter"), local_rank=d.get("local_rank"),
+                      root_cause_claimed=bool(d.get("root_cause")))
+            if rank is not None and own.get(rank):
+                # the rank's own log already explains it: the exit is supporting evidence
+                for f in own[rank]:
+                    if f.role is Role.CAUSE:
+                        f.evidence.append(ev.source)
+                        break
+                out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+                continue
+            if code == -9:
+                out.append(self.finding("rank_killed", rank, ev.step, ev.time, [ev.source], **kw))
+            elif code > 0:
+                out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
+                                        weak=True, **kw))
+            elif sig in _COLLATERAL_SIGNALS or code in (-6, -15, -2, -1):
+                out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+            elif code < 0:
+                out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], **kw))
+        # untagged exception text + exactly one failed worker with a positive exit code
+        if len(positive) == 1:
+            r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
+            if r is not None:
+                for f in own.get(None, []):
+                    if f.role is Role.CAUSE and f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "bf16_unsupported_gpu"):
+                        f.rank = r
+                        f.data["rank_from"] = "launcher exit line"
+        return out
+
+    def teardown_collateral(self, initiator: int | None) -> list[dict[str, Any]]:
+        """torchrun SIGTERMs every other worker of the node after one fails."""
+        sigterms = [t for t in self.st.teardowns if t.data.get("reporter") == "torchrun"]
+        failed = [e for e in self.st.exits if e.data.get("reporter") == "torchrun"]
+        if not sigterms or len(failed) != 1 or initiator is None or self.st.multi_node:
+            return []
+        n = len({t.data["pid"] for t in sigterms}) + 1
+        if initiator >= n:
+            return []
+        return [{"rank": r, "failure": "launcher_teardown", "step": None, "inferred": True}
+                for r in range(n) if r != initiator]
+
+    # ----------------------------------------------------------------- hangs
+    def hang(self, fatal: list[Finding]) -> list[Finding]:
+        reporters = {f.rank for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank is not None}
+        if not reporters:
+            return []
+        causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and f.priority > self.cat["rank_hang"].priority]
+        if causes:
+            return []
+        speaking: set[int] = set()
+        for key, rs in self.st.ranks.items():
+            if key and key[0] == "g" and (rs.n_samples or key[1] in reporters):
+                speaking.add(key[1])
+            elif key and key[0] == "l":
+                r = self.resolve(None, key[1])
+                if r is not None and rs.n_samples:
+                    speaking.add(r)
+        known = speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+        ws = self.world_size()
+        candidates = sorted(known - reporters)
+        inferred = False
+        if not candidates and ws and len(reporters) == ws - 1:
+            candidates = sorted(set(range(ws)) - reporters)
+            inferred = True
+        if not candidates:
+            return []
+        # prefer ranks whose own last step is behind the reporters' steps
+        def last_step(r: int) -> float:
+            rs = self.st.ranks.get(("g", r))
+            if rs is None or rs.last_step is None:
+                lr = next((lr for lr, g in self.st.local_to_global.items() if g == r), r)
+                rs = self.st.ranks.get(("l", lr))
+            return rs.last_step if rs and rs.last_step is not None else -1
+
+        if len(candidates) > 1:
+            steps = {r: last_step(r) for r in candidates}
+            lowest = min(steps.values())
+            candidates = [r for r in candidates if steps[r] == lowest]
+            if len(candidates) != 1:
+                return []
+        r = candidates[0]
+        st = last_step(r)
+        timeouts = [f for f in fatal if f.failure == "collective_timeout"]
+        first_to = min(timeouts, key=_sort_key) if timeouts else min(
+            (f for f in fatal if f.rank in reporters), key=_sort_key)
+        evidence = [first_to.evidence[0]]
+        rs = self.st.ranks.get(("g", r)) or self.st.ranks.get(("l", r))
+        if rs and rs.samples:
+            evidence.insert(0, rs.samples[-1].source)
+        return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
+                             last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
+                             inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]
+
+    # ----------------------------------------------------------------- assembly
+    def run(self) -> list[Incident]:
+        st = self.st
+        own: dict[int | None, list[Finding]] = {}
+        base = [_copy(f) for f in st.findings]
+        for f in base:
+            if f.rank is None and "local_rank" in f.data:
+                f.rank = self.resolve(None, f.data["local_rank"])
+            own.setdefault(f.rank, []).append(f)
+        numeric = self.nonfinite()
+        scale = self.loss_scale()
+        spikes = self.spikes()
+        exits = self.exits(own)
+        fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and (
+            self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
+        fatal += exits
+        fatal += self.hang(fatal)
+        scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
+        spikes += [f for f in base if f.failure == "loss_spike"]
+        fatal += self.bf16_context(fatal)
+
+        out: list[Incident] = []
+        fatal_inc = self.assemble(fatal, kind="fatal")
+        if fatal_inc and fatal_inc.failure in _NUMERIC and numeric:
+            fatal_inc.collateral += [self.collateral_entry(f) for f in numeric if f.rank != fatal_inc.rank or f.role is Role.COLLATERAL]
+            numeric = []
+        if fatal_inc:
+            out.append(fatal_inc)
+        for group, kind in ((numeric, "numeric"), (scale, "scale"), (spikes, "spike")):
+            inc = self.assemble(group, kind=kind)
+            if inc:
+                out.append(inc)
+        out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
+        return out
+
+    def bf16_context(self, fatal: list[Finding]) -> list[Finding]:
+        if any(f.failure == "bf16_unsupported_gpu" for f in fatal):
+            return []
+        cc = compute_capability(self.ctx.get("gpu"))
+        if self.ctx.get("compute_capability"):
+            try:
+                cc = float(self.ctx["compute_capability"])
+            except ValueError:
+                pass
+        if self.ctx.get("precision") == "bf16" and cc is not None and cc < 8.0:
+            src = Source("<context>", 0, f"precision=bf16 on {self.ctx.get('gpu')} (compute capability {cc})")
+            return [self.finding("bf16_unsupported_gpu", None, None, None, [src], severity="warning",
+                                 gpu=self.ctx.get("gpu"), compute_capability=cc)]
+        return []
+
+    def collateral_entry(self, f: Finding) -> dict[str, Any]:
+        d: dict[str, Any] = {"rank": f.rank, "failure": f.failure, "step": f.step}
+        if f.data.get("exitcode") is not None:
+            d["exitcode"] = f.data["exitcode"]
+        d["evidence"] = {"path": f.evidence[0].path, "line": f.evidence[0].line}
+        return d
+
+    def assemble(self, group: list[Finding], kind: str) -> Incident | None:
+        if not group:
+            return None
+        causes = sorted((f for f in group if f.role is Role.CAUSE), key=_sort_key)
+        benign = [f for f in group if f.role is Role.BENIGN]
+        head = causes[0] if causes else (sorted(group, key=_sort_key)[0])
+        failure = head.failure
+        rank = head.rank if head.role is Role.CAUSE else None
+        precision = self.ctx.get("precision")
+        if failure == "nonfinite_loss" and (precision == "fp16" or self.st.scale_moves and precision != "bf16"):
+            failure = "amp_bf16_vs_fp16"
+        entry = self.cat[failure]
+        severity = head.severity if head.role is not Role.BENIGN else "info"
+        if head.data.get("weak") and head.failure == "rank_exception":
+            severity = "critical"
+        # the initiator's evidence: its own lines for the same failure, first ones first
+        ev: list[Source] = []
+        for f in sorted(group, key=lambda f: f.order):
+            if f.rank == head.rank and f.failure == head.failure and f.role is head.role:
+                ev.extend(f.evidence)
+        ev = _uniq(head.evidence + ev)[:8]
+        collateral: list[dict[str, Any]] = []
+        seen: set[tuple[int | None, str]] = set()
+        for f in sorted(group, key=lambda f: (f.rank if f.rank is not None else 1 << 30, f.order)):
+            if (f is head and head.role is Role.CAUSE) or (f.rank == rank and rank is not None) or f in benign:
+                continue
+            k = (f.rank, f.failure)
+            if k in seen:
+                continue
+            seen.add(k)
+            collateral.append(self.collateral_entry(f))
+        if kind == "fatal" and rank is not None:
+            have = {c["rank"] for c in collateral}
+            collateral += [c for c in self.teardown_collateral(rank) if c["rank"] not in have]
+        narrative = self.narrate(head, failure, rank, collateral)
+        key = f"{self.st.job}|{failure}|{rank}|{ev[0].path}:{ev[0].line}" if ev else f"{self.st.job}|{failure}|{rank}"
+        iid = f"{failure}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+        data = dict(head.data)
+        data["priority"] = entry.priority if head.role is Role.CAUSE else 0
+        return Incident(iid, failure, severity, entry.title, entry.hardware, rank, head.step, head.time, ev,
+                        collateral, narrative, data)
+
+    def narrate(self, head: Finding, failure: str, rank: int | None, collateral: list[dict[str, Any]]) -> list[str]:
+        d = head.data
+        who = f"Rank {rank}" if rank is not None else "The job"
+        at = f" at step {head.step}" if head.step is not None else ""
+        lines: list[str] = []
+        text = head.evidence[0].text.strip() if head.evidence else ""
+        if failure == "rank_hang":
+            lines.append(f"Rank {rank} stopped making progress after step {d.get('last_step')} and never reported a timeout, "
+                         f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")
+            claimed = [e for e in self.st.exits if e.data.get("root_cause")]
+            if claimed:
+                lines.append(f"The launcher's 'Root Cause (first observed failure)' names rank {claimed[0].rank}, "
+                             "which was only the first victim to exit.")
+        elif failure in ("loss_scale_collapse", "fp16_overflow_skips", "loss_scale_warmup"):
+            lines.append(f"{d.get('overflows', 0)} fp16 overflow(s) made the dynamic loss scaler skip steps; "
+                         f"lowest scale seen: {d.get('lowest_scale')}.")
+            if failure == "loss_scale_warmup":
+                lines.append("The scale is still calibrating from its high initial value: this is expected at the start of fp16 training.")
+            lines.append("The overflow flag is all-reduced across ranks, so no single rank can be named from the logs.")
+        elif failure in _NUMERIC:
+            scope = "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}"
+            lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
+            if rank is None:
+                lines.append("The value is reduced over ranks (or every rank went non-finite in the same step), so the logs cannot tell which rank started it.")
+            if failure == "amp_bf16_vs_fp16":
+                gpu = self.ctx.get("gpu")
+                cc = compute_capability(gpu)
+                lines.append(f"The job computes in fp16 (loss scaling: {self.ctx.get('loss_scaling', 'unknown')}); "
+                             f"GPU: {gpu or 'unknown'}" + (f" (compute capability {cc})" if cc else "") + ".")
+        elif d.get("weak"):
+            lines.append(f"{who} exited with code {d.get('exitcode')} (a Python exception) according to the launcher; "
+                         "its own traceback is not in these logs.")
+        elif failure == "rank_killed":
+            lines.append(f"{who} was killed with SIGKILL (exit -9) without a Python traceback: usually the host OOM killer "
+                         "or the scheduler (check `dmesg` / `journalctl -k` on that node).")
+        else:
+            lines.append(f"{who} reported {self.cat[failure].title.lower()}{at}: {text[:300]}")
+        if collateral and rank is not None:
+            by = sorted({c["rank"] for c in collateral if c["rank"] is not None and c["rank"] != rank})
+            if by:
+                lines.append(f"Ranks {_fmt_ranks(by)} reported only consequences (timeouts, lost peers, teardown): collateral.")
+        elif head.role is Role.COLLATERAL:
+            lines.append("Every report in these logs is a consequence (timeouts, lost peers, teardown); the rank that started it "
+                         "is not visible here. Check the other nodes' logs and `dmesg`, or py-spy the stuck ranks.")
+        return lines
+
+
+def _value_text(rec: SampleRec, metric: str) -> str:
+    key = "grad_norm" if metric == "grad_norm" else "loss"
+    v = rec.data.get(key)
+    if rec.data.get("loss_missing"):
+        return "loss field missing (NaN average)"
+    return str(v)
+
+
+def _copy(f: Finding) -> Finding:
+    return Finding(f.failure, f.role, f.priority, f.rank, f.step, f.time, f.order, list(f.evidence), f.severity,
+                   f.local, dict(f.data))
+
+
+def _uniq(sources: list[Source]) -> list[Source]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for s in sources:
+        k = (s.path, s.line)
+        if k not in seen:
+            seen.add(k)
+            out.append(s)
+    return out
+
+
+def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
+    """Drop the copies every rank prints of the same scale move (same scales and time)."""
+    out: list[ScaleMove] = []
+    for m in sorted(moves, key=lambda m: m.order):
+        if out:
+            p = out[-1]
+            if (p.from_scale, p.to_scale, p.time, p.step) == (m.from_scale, m.to_scale, m.time, m.step) and p.source.path == m.source.path and (m.time is not None or m.step is not None):
+                continue
+            if p.source.line == m.source.line and p.source.path == m.source.path:
+                continue
+            if m.to_scale is None and m.from_scale is None and p.time == m.time and m.time is not None:
+                continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
+        out.append(m)
+    return out
+
+
+def _final_run(moves: list[ScaleMove]) -> int:
+    """Length of the last run of back-to-back scale reductions."""
+    run = 0
+    prev: ScaleMove | None = None
+    for m in moves:
+        if prev is not None and prev.to_scale is not None and m.from_scale is not None and m.from_scale > prev.to_scale:
+            run = 0  # the scale grew in between: a new episode
+        elif prev is not None and prev.step is not None and m.step is not None and m.step - prev.step > 5:
+            run = 0
+        run += 1
+        prev = m
+    return run
+
+
+def incidents(state: JobState) -> list[Incident]:
+    """The job's incidents, most important first."""
+    return _Correlator(state).run()
+
+
+def exits_of(state: JobState) -> list[Event]:
+    return list(state.exits)

@@ -1,0 +1,279 @@
+"""Per-event detection: events → job state (findings, samples, exits, loss-scale moves).
+
+``JobState.add(event)`` is the whole detect stage: it is incremental, pure and cheap
+(O(1) per event apart from bounded per-rank windows). What needs the whole job — which
+rank's NaN came first, whether loss-scale moves are warm-up or collapse, which rank
+hung — is decided by ``correlate.incidents(state)`` from this state, so the live daemon
+and ``diagnose`` reach the same verdict from the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from detectors.catalog import Catalog, load_catalog
+from detectors.events import Event, EventKind, Finding, Role, Source
+
+__all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
+
+RankKey = tuple[str, int] | None  # ("g", global) | ("l", local) | None (unknown)
+
+_FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
+WINDOW = 256  # per-rank samples kept for robust baselines
+MAX_FINDINGS = 100_000
+
+
+@dataclass(slots=True)
+class SampleRec:
+    step: int | None
+    order: int
+    time: float | None
+    source: Source
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ScaleMove:
+    """The loss scale went down (an overflow skipped a step), as far as the logs say."""
+
+    step: int | None
+    order: int
+    time: float | None
+    source: Source
+    from_scale: float | None
+    to_scale: float | None
+    hysteresis: bool = False
+
+
+def key_of(rank: int | None, local: int | None) -> RankKey:
+    if rank is not None:
+        return ("g", rank)
+    if local is not None:
+        return ("l", local)
+    return None
+
+
+def nonfinite(v: Any) -> bool:
+    return isinstance(v, float) and not math.isfinite(v)
+
+
+@dataclass
+class RankState:
+    key: RankKey
+    last_step: int | None = None
+    last_step_order: int = -1
+    last_step_time: float | None = None
+    samples: deque[SampleRec] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    n_samples: int = 0
+    first_bad_loss: SampleRec | None = None
+    first_bad_grad: SampleRec | None = None
+    first_bad_global: SampleRec | None = None  # NaN seen in a reduced (global) metric
+    spike: SampleRec | None = None
+    explosion: SampleRec | None = None
+    scale_last: float | None = None
+    skipped_last: tuple[int | None, float] | None = None
+
+
+class JobState:
+    def __init__(self, job: str = "job", catalog: Catalog | None = None) -> None:
+        self.job = job
+        self.catalog = catalog or load_catalog()
+        self.order = 0
+        self.findings: list[Finding] = []
+        self.ranks: dict[RankKey, RankState] = {}
+        self.context_votes: dict[str, Counter[Any]] = {}
+        self.exits: list[Event] = []
+        self.teardowns: list[Event] = []
+        self.scale_moves: list[ScaleMove] = []
+        self.skip_samples: list[SampleRec] = []
+        self.local_to_global: dict[int, int] = {}
+        self.multi_node = False
+        self.seen_global: set[int] = set()
+        self.seen_local: set[int] = set()
+        self.dropped = Counter[str]()
+        self.last_order_time: float | None = None
+
+    # ----------------------------------------------------------------- bookkeeping
+    def note_file(self, rank: int | None, local: int | None) -> None:
+        """A log file whose path names a rank exists (even if it never says anything)."""
+        if rank is not None:
+            self.seen_global.add(rank)
+        if local is not None:
+            self.seen_local.add(local)
+
+    def rank_state(self, key: RankKey) -> RankState:
+        st = self.ranks.get(key)
+        if st is None:
+            st = self.ranks[key] = RankState(key)
+        return st
+
+    def context(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, votes in self.context_votes.items():
+            out[k] = votes.most_common(1)[0][0]
+        fw = self.context_votes.get("framework")
+        if fw:
+            # DeepSpeed or Megatron under an HF/Lightning loop own the precision config
+            out["framework"] = next((f for f in _FRAMEWORK_ORDER if f in fw), out["framework"])
+        if self.scale_moves:
+            # only fp16 with dynamic loss scaling reduces a loss scale
+            out.setdefault("precision", "fp16")
+            out.setdefault("loss_scaling", True)
+        return out
+
+    # ----------------------------------------------------------------- the stage
+    def add(self, ev: Event) -> None:
+        self.order += 1
+        order = self.order
+        if ev.rank is not None:
+            self.seen_global.add(ev.rank)
+            if ev.local_rank is not None:
+                self.local_to_global[ev.local_rank] = ev.rank
+                if ev.local_rank != ev.rank:
+                    self.multi_node = True
+        elif ev.local_rank is not None:
+            self.seen_local.add(ev.local_rank)
+        key = key_of(ev.rank, ev.local_rank)
+        st = self.rank_state(key)
+        step = ev.step
+        if ev.kind is EventKind.SAMPLE:
+            self._sample(st, ev, order)
+            return
+        if step is None:
+            step = st.last_step if st.last_step is not None else ev.data.get("progress")
+        if ev.kind is EventKind.MATCH:
+            self._match(ev, order, step)
+        elif ev.kind is EventKind.EXIT:
+            ev.step = step
+            ev.data["order"] = order
+            self.exits.append(ev)
+        elif ev.kind is EventKind.TEARDOWN:
+            ev.data["order"] = order
+            self.teardowns.append(ev)
+        elif ev.kind is EventKind.CONTEXT:
+            self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
+        elif ev.kind is EventKind.RANKMAP:
+            self.context_votes.setdefault("world_size", Counter())[ev.data["world_size"]] += 1
+            lr = ev.data.get("local_rank")
+            if lr is not None:
+                self.local_to_global[lr] = ev.data["rank"]
+                if lr != ev.data["rank"]:
+                    self.multi_node = True
+
+    def _match(self, ev: Event, order: int, step: int | None) -> None:
+        failure = ev.failure or "rank_exception"
+        if failure == "fp16_overflow_skips":
+            d = ev.data
+            self.scale_moves.append(
+                ScaleMove(
+                    step if step is not None else _int(d.get("iteration")),
+                    order,
+                    ev.time,
+                    ev.source,
+                    _float(d.get("from_scale")),
+                    _float(d.get("to_scale")),
+                    hysteresis="hysteresis" in d,
+                )
+            )
+            return
+        entry = self.catalog[failure]
+        rank = ev.rank
+        if "rank" in ev.data:
+            rank = int(ev.data["rank"])  # the message names the global rank itself
+            self.seen_global.add(rank)
+        role = Role(ev.data.get("role", entry.role))
+        if failure == "loss_scale_collapse":
+            rank = None  # the overflow flag is all-reduced: no rank can be named
+        if len(self.findings) >= MAX_FINDINGS:
+            self.dropped["findings"] += 1
+            return
+        data = dict(ev.data)
+        if ev.local_rank is not None:
+            data["local_rank"] = ev.local_rank
+        self.findings.append(
+            Finding(
+                failure=failure,
+                role=role,
+                priority=entry.priority,
+                rank=rank,
+                step=step,
+                time=ev.time,
+                order=order,
+                evidence=[ev.source],
+                severity=entry.severity,
+                data=data,
+            )
+        )
+
+    def _sample(self, st: RankState, ev: Event, order: int) -> None:
+        d = ev.data
+        rec = SampleRec(ev.step, order, ev.time, ev.source, d)
+        st.n_samples += 1
+        if ev.step is not None:
+            st.last_step = ev.step
+            st.last_step_order = order
+            st.last_step_time = ev.time
+        scope_local = d.get("scope") == "local"
+        loss = d.get("loss")
+        grad = d.get("grad_norm")
+        scale = d.get("loss_scale")
+        if scale is not None and math.isfinite(scale):
+            if st.scale_last is not None and scale < st.scale_last:
+                self.scale_moves.append(ScaleMove(ev.step, order, ev.time, ev.source, st.scale_last, scale))
+            st.scale_last = scale
+        if "skipped" in d:
+            self.skip_samples.append(rec)
+        bad_loss = nonfinite(loss) or bool(d.get("loss_missing"))
+        if "nan_iters" in d and d["nan_iters"] > 0:
+            bad_loss = True
+        if loss == 0.0 and nonfinite(grad):
+            bad_loss = True  # HF: weights already NaN, the logged loss collapses to 0.0
+        if bad_loss:
+            if scope_local and not d.get("loss_missing"):
+                if st.first_bad_loss is None:
+                    st.first_bad_loss = rec
+            elif st.first_bad_global is None:
+                st.first_bad_global = rec
+        if nonfinite(grad) and scale is None and st.first_bad_grad is None:
+            st.first_bad_grad = rec
+        if nonfinite(grad) and scale is not None:
+            pass  # an fp16 step skipped by the scaler: the scale move records it
+        self._baselines(st, rec)
+        st.samples.append(rec)
+
+    def _baselines(self, st: RankState, rec: SampleRec) -> None:
+        """Loss spikes and grad-norm explosions against a robust (median/MAD) baseline."""
+        if st.first_bad_loss is not None or st.first_bad_global is not None:
+            return
+        hist = [s.data for s in st.samples]
+        if len(hist) < 20:
+            return
+        for metric, ratio, attr in (("loss", 3.0, "spike"), ("grad_norm", 10.0, "explosion")):
+            v = rec.data.get(metric)
+            if v is None or not math.isfinite(v) or getattr(st, attr) is not None:
+                continue
+            vals = sorted(h[metric] for h in hist if metric in h and math.isfinite(h[metric]))
+            if len(vals) < 20:
+                continue
+            med = vals[len(vals) // 2]
+            mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
+            if med > 0 and v > med * ratio and v > med + 8 * max(mad, 1e-12):
+                setattr(st, attr, rec)
+                rec.data.setdefault("baseline_median", med)
+
+
+def _float(v: Any) -> float | None:
+    try:
+        return float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,69 @@
+"""Typed records passed between the stages: events (parse → detect) and findings
+(detect → correlate).
+
+Events are plain slotted dataclasses: they are built on the hot path, one per candidate
+line, so they carry no validation. Pydantic models live at the edges (catalog, reports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["Event", "EventKind", "Finding", "Role", "Source"]
+
+
+class EventKind(StrEnum):
+    SAMPLE = "sample"  # training metrics of one step: loss, grad_norm, loss_scale, ...
+    MATCH = "match"  # a line matched a catalog fingerprint (data: named groups)
+    EXIT = "exit"  # a launcher reported how a worker process ended
+    TEARDOWN = "teardown"  # a launcher tore a worker down (SIGTERM to a pid, ...)
+    CONTEXT = "context"  # job context: precision, loss scaling, gpu, framework, world size
+    RANKMAP = "rankmap"  # a line that ties a host/pid/device to a global rank
+    PROGRESS = "progress"  # a progress counter (tqdm n/total) without metrics
+
+
+class Role(StrEnum):
+    CAUSE = "cause"
+    COLLATERAL = "collateral"
+    BENIGN = "benign"
+
+
+@dataclass(slots=True, frozen=True)
+class Source:
+    """Where an event came from: file path, 1-based line number and the line text."""
+
+    path: str
+    line: int
+    text: str
+
+
+@dataclass(slots=True)
+class Event:
+    kind: EventKind
+    source: Source
+    rank: int | None = None  # global rank, when the path or a prefix says so
+    local_rank: int | None = None  # local rank (torchrun `[defaultN]:`, `local_rank: N`)
+    host: str | None = None
+    time: float | None = None  # UTC epoch seconds from the line's timestamp, if any
+    step: int | None = None  # training step (iteration) the line belongs to, if known
+    failure: str | None = None  # catalog id for MATCH events
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Finding:
+    """One detector verdict about one rank (or the job, when ``rank`` is None)."""
+
+    failure: str
+    role: Role
+    priority: int  # higher outranks lower when choosing an initiator
+    rank: int | None
+    step: int | None
+    time: float | None
+    order: int  # global arrival order: the deterministic last tie-breaker
+    evidence: list[Source]
+    severity: str = "critical"
+    local: bool = True  # True when the finding is about this rank's own state
+    data: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,164 @@
+"""Bytes of complete lines → events, through the fast path.
+
+``LogParser.parse_chunk`` takes a chunk that ends on a line boundary, finds candidate
+lines with one multi-pattern scan, and parses only those: split on ``\\r`` (tqdm), drop
+progress bars, strip prefixes, resolve the rank, then run the rules that matched. Per
+segment, in this order: the specialised parsers (launcher, metrics, context, NCCL rank
+map), then — unless a launcher rule explained the line — the catalog fingerprints
+(highest priority wins, one MATCH per segment), then — if nothing matched — the generic
+exception rule.
+
+Guarantees: never raises on any bytes (invalid UTF-8 is replaced, NULs are kept);
+line numbers are exact (1-based, counted over the whole file by the caller's
+``first_lineno``); the result depends only on the bytes and the ``FileState``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
+from detectors.events import Event, EventKind, Source
+from detectors.parsers import context, exceptions, launcher, metrics
+from detectors.parsers.base import FileState, Rule, Segment
+from detectors.prefixes import split_prefixes, split_progress
+from detectors.scanner import Scanner
+
+__all__ = ["LogParser", "MAX_EVIDENCE_CHARS", "default_parser"]
+
+MAX_EVIDENCE_CHARS = 2000  # evidence text kept per line (the line itself is never lost for parsing)
+
+
+@dataclass(slots=True)
+class _FpRule:
+    entry: Entry
+    fp: Fingerprint
+    regex: re.Pattern[str]
+
+
+_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *context.RULES, exceptions.RULES[0]]
+_EXCEPTION: Rule = exceptions.RULES[1]
+
+
+class LogParser:
+    def __init__(self, catalog: Catalog | None = None, engine: str | None = None) -> None:
+        self.catalog = catalog or load_catalog()
+        self.special = list(_SPECIAL)
+        self.fingerprints: list[_FpRule] = [
+            _FpRule(e, fp, re.compile(fp.pattern)) for e in self.catalog for fp in e.fingerprints
+        ]
+        patterns = [r.pattern for r in self.special] + [f.fp.pattern for f in self.fingerprints] + [_EXCEPTION.pattern]
+        self.scanner = Scanner(patterns, engine=engine)
+        self._n_special = len(self.special)
+        self._exc_id = len(patterns) - 1
+
+    # ------------------------------------------------------------------ chunks and lines
+    def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
+        """Parse ``buf`` (complete lines; ``first_lineno`` is the number of its first line)."""
+        out: list[Event] = []
+        lineno = first_lineno
+        pos = 0
+        count = buf.count
+        for start, end, ids in self.scanner.scan(buf):
+            lineno += count(b"\n", pos, start)
+            pos = start
+            text = buf[start:end].decode("utf-8", "replace")
+            self.parse_line(text, lineno, state, ids, out)
+        return out
+
+    def parse_line(
+        self,
+        text: str,
+        lineno: int,
+        state: FileState,
+        rule_ids: Sequence[int] | None = None,
+        out: list[Event] | None = None,
+    ) -> list[Event]:
+        """Parse one physical line (``rule_ids``: what the scan matched; None = try all)."""
+        if out is None:
+            out = []
+        special = [self.special[i] for i in rule_ids if i < self._n_special] if rule_ids is not None else self.special
+        fps = (
+            [self.fingerprints[i - self._n_special] for i in rule_ids if self._n_special <= i < self._exc_id]
+            if rule_ids is not None
+            else self.fingerprints
+        )
+        try_exc = rule_ids is None or self._exc_id in rule_ids
+        source = Source(state.path, lineno, text[:MAX_EVIDENCE_CHARS])
+        for raw in text.split("\r"):
+            n, rest = split_progress(raw)
+            if n is not None:
+                state.progress = n
+            if not rest.strip():
+                continue
+            self._segment(rest, source, state, special, fps, try_exc, out)
+        return out
+
+    def _segment(
+        self,
+        rest: str,
+        source: Source,
+        state: FileState,
+        special: list[Rule],
+        fps: list[_FpRule],
+        try_exc: bool,
+        out: list[Event],
+    ) -> None:
+        pre = split_prefixes(rest, state.year)
+        rank = pre.rank
+        local = pre.local_rank
+        if rank is not None and local is not None:
+            state.local_to_global[local] = rank
+        if rank is None and local is not None:
+            rank = state.local_to_global.get(local)
+        if rank is None and pre.host is not None and pre.pid is not None:
+            rank = state.job.pid_rank.get((pre.host, pre.pid))
+        if rank is None:
+            rank = state.rank
+            if local is None:
+                local = state.local_rank
+        seg = Segment(pre.body, pre, source, state, rank, local, out, rest)
+        first = len(out)
+        handled = False
+        for rule in special:
+            m = rule.regex.search(rest if rule.on_raw else seg.body)
+            if m is not None and rule.handle(m, seg):
+                handled = handled or rule.name.startswith("launcher.")
+        if not handled:
+            best: tuple[int, _FpRule, re.Match[str]] | None = None
+            for fr in fps:
+                if best is not None and fr.entry.priority <= best[0]:
+                    continue
+                m = fr.regex.search(seg.body)
+                if m is not None:
+                    best = (fr.entry.priority, fr, m)
+            if best is not None:
+                _, fr, m = best
+                data = {k: v for k, v in m.groupdict().items() if v is not None}
+                data["pattern"] = fr.fp.description
+                if fr.fp.role:
+                    data["role"] = fr.fp.role
+                seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
+                handled = True
+        if not handled and try_exc:
+            m = _EXCEPTION.regex.search(seg.body)
+            if m is not None:
+                _EXCEPTION.handle(m, seg)
+        if state.progress is not None:
+            for ev in out[first:]:
+                ev.data.setdefault("progress", state.progress)
+        if state.attempt is not None:
+            for ev in out[first:]:
+                ev.data.setdefault("attempt", state.attempt)
+
+
+@lru_cache(maxsize=4)
+def default_parser(engine: str | None = None) -> LogParser:
+    """A shared parser over the shipped catalog (compiling the scan database is not free).
+
+    The parser holds no per-file state (that lives in ``FileState``), so sharing is safe.
+    """
+    return LogParser(engine=engine)

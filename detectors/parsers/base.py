@@ -1,0 +1,88 @@
+"""What every parser rule sees: the segment being parsed and the state of its file."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from detectors.events import Event, EventKind, Source
+from detectors.prefixes import Prefixed
+
+__all__ = ["FileState", "JobParseState", "Rule", "Segment"]
+
+
+@dataclass(slots=True)
+class JobParseState:
+    """Parse state shared by all files of one job (ties NCCL host:pid to global ranks)."""
+
+    pid_rank: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FileState:
+    """Per-file parse state. Created by the caller with what the path says."""
+
+    path: str
+    rank: int | None = None  # global rank from the path (rank_11.log)
+    local_rank: int | None = None  # local rank from the path (torchrun attempt_0/3/)
+    attempt: int | None = None
+    year: int = 1970
+    job: JobParseState = field(default_factory=JobParseState)
+    progress: int | None = None  # last tqdm n seen in this file
+    local_to_global: dict[int, int] = field(default_factory=dict)
+    # torchrun ChildFailedError summary block being read
+    summary_root: bool = False
+    summary_rank: int | None = None
+    summary_local: int | None = None
+    summary_time: str | None = None
+    in_traceback: bool = False
+
+
+@dataclass(slots=True)
+class Segment:
+    """One ``\\r``-segment of a line, prefixes stripped, rank resolved."""
+
+    body: str
+    pre: Prefixed
+    source: Source
+    file: FileState
+    rank: int | None
+    local_rank: int | None
+    out: list[Event]
+    raw: str = ""  # the segment before prefix stripping
+    sampled: bool = False  # a metrics rule already read this segment
+
+    def emit(self, kind: EventKind, **kw: object) -> Event:
+        ev = Event(
+            kind=kind,
+            source=self.source,
+            rank=self.rank,
+            local_rank=self.local_rank,
+            host=self.pre.host,
+            time=self.pre.time,
+            **kw,  # type: ignore[arg-type]
+        )
+        self.out.append(ev)
+        return ev
+
+
+Handler = Callable[[re.Match[str], Segment], bool]
+
+
+@dataclass(slots=True)
+class Rule:
+    """A trigger for the fast scan plus the handler that turns a match into events.
+
+    ``regex`` is searched in the segment body; the handler returns True when the line is
+    fully explained (fingerprints and the generic exception rule are then skipped).
+    """
+
+    name: str
+    pattern: str
+    handle: Handler
+    on_raw: bool = False  # search the segment with its prefixes (the prefix itself is the signal)
+    regex: re.Pattern[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.regex = re.compile(self.pattern)

@@ -1,0 +1,127 @@
+"""Job context → CONTEXT events: precision, loss scaling, GPU model, framework, world size.
+
+Sources (log-formats.md §2.3, §3.3, §4.3, §5, §8.3): HF ``TrainingArguments`` dumps
+(``fp16=True,``), DeepSpeed config dumps (``fp16_enabled ...... True``, ``"bf16":{``),
+DeepSpeed optimizer creation lines, Megatron argument dumps (``bf16 ...... True``,
+``params_dtype ...... torch.bfloat16``), accelerate (``Mixed precision type: fp16``),
+Lightning (``Using 16bit ... Automatic Mixed Precision (AMP)``, ``Using bfloat16 ...``),
+generic ``precision=fp16 loss_scaling=false world_size=4`` lines, GPU names (nvidia-smi,
+``torch.cuda.get_device_name``, Lightning's tensor-core hint) and world sizes (NCCL
+``nranks``, ``WORLD_SIZE``, ``Num processes``, Lightning ``MEMBER: g/N``).
+
+A CONTEXT event carries one fact: ``data = {"key": ..., "value": ...}``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from detectors.events import EventKind
+from detectors.parsers.base import Rule, Segment
+
+__all__ = ["RULES"]
+
+_TRUE = {"true", "1", "yes", "on"}
+
+_FLAG = re.compile(
+    r"(?<![\w-])(?:--)?(?P<k>fp16|bf16|bfloat16|half)(?:_enabled|_full_eval)?['\"]?\s*(?:=|:|\s\.{2,}|\s)\s*['\"]?(?P<v>True|true|False|false|1|0)\b"
+)
+_PRECISION = re.compile(
+    r"(?:\bprecision|Mixed precision type|mixed_precision)['\"]?\s*[=:]\s*['\"]?(?P<v>fp16|bf16|fp32|fp8|no|16-mixed|bf16-mixed|16-true|bf16-true|32-true|32|16|bf16)\b"
+)
+_AMP = re.compile(r"Using (?P<v>16bit|16-bit|bfloat16) (?:\w+ )?Automatic Mixed Precision")
+_DS_OPT = re.compile(r"Creating (?:(?P<fp16>fp16) (?:unfused )?optimizer with (?P<kind>dynamic|static) loss scale|(?P<bf16>BF16) optimizer|(?P<dtype>torch\.\w+) ZeRO stage)")
+_DTYPE = re.compile(r"(?:params_dtype\s*\.*\s*|using )(?P<v>torch\.(?:half|float16|bfloat16|float32|float))\b")
+_SCALING = re.compile(r"(?:loss_scaling|grad_scaler|use_grad_scaler|dynamic_loss_scale)['\"]?\s*[=:]\s*['\"]?(?P<v>true|false|True|False|on|off|1|0)\b")
+_WORLD = re.compile(
+    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/)\s*[=:]?\s*(?P<v>\d+)"
+)
+_GPU = re.compile(
+    r"(?P<v>(?:NVIDIA |Tesla |Quadro |GeForce )(?:RTX |GTX )?(?:A100|A800|H100|H800|H200|GH200|B100|B200|GB200|B300|GB300|A10G|A10|A16|A2|A30|A40|L40S|L40|L4|V100|T4|P100|P40|P4|K80|M40|M60|RTX ?\d{4}|A\d{4}|\d{4})[\w-]*(?: \w+GB(?: HBM\d)?)?)"
+)
+_CAP = re.compile(r"compute capability (?:\(CC\) )?(?P<v>\d+\.\d+)|sm_(?P<sm>\d{2,3})\b")
+
+
+def _ctx(seg: Segment, key: str, value: object) -> None:
+    seg.emit(EventKind.CONTEXT, data={"key": key, "value": value})
+
+
+def _precision_from(v: str) -> str | None:
+    v = v.lower()
+    if v in ("fp16", "16-mixed", "16", "16bit", "16-bit", "16-true", "torch.half", "torch.float16"):
+        return "fp16"
+    if v in ("bf16", "bf16-mixed", "bf16-true", "bfloat16", "torch.bfloat16"):
+        return "bf16"
+    if v in ("fp32", "32", "32-true", "no", "torch.float32", "torch.float"):
+        return "fp32"
+    return None
+
+
+def _context(m: re.Match[str], seg: Segment) -> bool:
+    body = seg.body
+    for fm in _FLAG.finditer(body):
+        if fm.group("v").lower() in _TRUE:
+            k = fm.group("k")
+            _ctx(seg, "precision", "bf16" if k in ("bf16", "bfloat16") else "fp16")
+    pm = _PRECISION.search(body) or _AMP.search(body)
+    if pm and (p := _precision_from(pm.group("v"))):
+        _ctx(seg, "precision", p)
+        if p == "fp16" and _AMP.search(body):
+            _ctx(seg, "loss_scaling", True)  # Lightning's 16-mixed always uses a GradScaler
+    om = _DS_OPT.search(body)
+    if om:
+        if om.group("fp16"):
+            _ctx(seg, "precision", "fp16")
+            _ctx(seg, "loss_scaling", om.group("kind") == "dynamic")
+        elif om.group("bf16"):
+            _ctx(seg, "precision", "bf16")
+        elif om.group("dtype") and (p := _precision_from(om.group("dtype"))):
+            _ctx(seg, "precision", p)
+    dm = _DTYPE.search(body)
+    if dm and (p := _precision_from(dm.group("v"))):
+        _ctx(seg, "precision", p)
+    sm = _SCALING.search(body)
+    if sm:
+        _ctx(seg, "loss_scaling", sm.group("v").lower() in _TRUE)
+    wm = _WORLD.search(body)
+    if wm and 0 < int(wm.group("v")) <= 1_000_000:
+        _ctx(seg, "world_size", int(wm.group("v")))
+    gm = _GPU.search(body)
+    if gm:
+        _ctx(seg, "gpu", gm.group("v").strip())
+    cm = _CAP.search(body)
+    if cm:
+        cap = cm.group("v") or f"{cm.group('sm')[:-1]}.{cm.group('sm')[-1]}"
+        _ctx(seg, "compute_capability", cap)
+    return False  # context never explains a line away: it may also be a failure line
+
+
+_FRAMEWORKS = (
+    ("deepspeed", re.compile(r"\[(?:logging|engine|config|launch|runner|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\[deeps(?:peed|cale)\]")),
+    ("megatron", re.compile(r"iteration\s+\d+/\s*\d+ \||-+ arguments -+|megatron")),
+    ("hf_trainer", re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |TrainingArguments\(")),
+    ("lightning", re.compile(r"Automatic Mixed Precision \(AMP\)|LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES|\[rank: \d+\] |lightning")),
+)
+
+
+def _framework(m: re.Match[str], seg: Segment) -> bool:
+    for name, rx in _FRAMEWORKS:
+        if rx.search(seg.raw):
+            _ctx(seg, "framework", name)
+            break
+    return False
+
+
+RULES = [
+    Rule(
+        "context.precision",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |Starting with \d+ processes|MEMBER: \d+/\d+|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        _context,
+    ),
+    Rule(
+        "context.framework",
+        r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|iteration\s+\d+/\s*\d+ \||-+ arguments -+|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
+        _framework,
+        on_raw=True,
+    ),
+]

@@ -1,0 +1,81 @@
+"""Python exception lines and process-death lines → MATCH events.
+
+This rule runs only when no catalog fingerprint explained the line: a
+``torch.OutOfMemoryError: CUDA out of memory...`` is a ``cuda_oom`` match, a
+``RuntimeError: [...] Connection closed by peer`` a ``peer_connection_lost`` one. What is
+left is classified by type: launcher wrappers (``ChildFailedError``,
+``CalledProcessError``) are collateral teardown; ``DistBackendError``/``DistError`` are
+collective failures; interrupts are ignored; anything else is a ``rank_exception``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from detectors.events import EventKind
+from detectors.parsers.base import Rule, Segment
+
+__all__ = ["RULES"]
+
+_EXC = re.compile(
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure)))(?::\s*(?P<msg>.*)|\s*$)"
+)
+_FATAL = re.compile(r"^\s*Fatal Python error: (?P<msg>.+)")
+_TEARDOWN_TYPES = {"ChildFailedError", "CalledProcessError"}
+_COLLECTIVE_TYPES = {"DistBackendError", "DistNetworkError", "DistStoreError"}
+_IGNORED = {"KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "BrokenPipeError"}
+
+
+def _exception(m: re.Match[str], seg: Segment) -> bool:
+    em = _EXC.match(seg.body)
+    if em:
+        short = em.group("short")
+        if short in _IGNORED:
+            return False
+        data = {"exc_type": em.group("type"), "message": (em.group("msg") or "").strip()[:500]}
+        if short in _TEARDOWN_TYPES:
+            failure = "launcher_teardown"
+        elif short in _COLLECTIVE_TYPES:
+            failure = "collective_timeout" if "timeout" in data["message"].lower() else "nccl_error"
+        else:
+            failure = "rank_exception"
+        seg.emit(EventKind.MATCH, failure=failure, data=data)
+        return True
+    fm = _FATAL.match(seg.body)
+    if fm:
+        seg.emit(EventKind.MATCH, failure="rank_exception", data={"exc_type": "Fatal Python error", "message": fm.group("msg")[:500]})
+        return True
+    return False
+
+
+_COMM = re.compile(
+    r"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<n>\d+)(?: cudaDev (?P<dev>\d+))?(?:.*?localRank (?P<lr>\d+))?"
+)
+
+
+def _rankmap(m: re.Match[str], seg: Segment) -> bool:
+    cm = _COMM.search(seg.body)
+    if not cm:
+        return False
+    rank = int(cm.group("rank"))
+    pre = seg.pre
+    if pre.host is not None and pre.pid is not None:
+        seg.file.job.pid_rank[(pre.host, pre.pid)] = rank
+    seg.rank = rank
+    ev = seg.emit(
+        EventKind.RANKMAP,
+        data={
+            "rank": rank,
+            "world_size": int(cm.group("n")),
+            "device": int(cm.group("dev")) if cm.group("dev") else pre.device,
+            "local_rank": int(cm.group("lr")) if cm.group("lr") else None,
+        },
+    )
+    ev.rank = rank
+    return False
+
+
+RULES = [
+    Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", _rankmap),
+    Rule("exception", r"[a-z0-9](?:Error|Exception|Failure)(?::|\s*$)|Fatal Python error: ", _exception),
+]

@@ -1,0 +1,145 @@
+"""Launcher lines → EXIT / TEARDOWN events (evidence, never the verdict).
+
+torch.distributed.elastic (log-formats.md §1.6): ``failed (exitcode: N) local_rank: L
+(pid: P) of binary: ...``, ``Sending process P closing signal SIGTERM``, and the
+ChildFailedError summary block (``Root Cause (first observed failure):`` … ``rank : 11
+(local_rank: 3)`` … ``exitcode : -6 (pid: 469401)``), whose "root cause" is only the
+first process to exit. DeepSpeed's launcher (§2.4): ``Killing subprocess P`` and
+``[cmd list] exits with return code = N``, where the command is the LAST spawned one,
+not necessarily the failed rank (``trusted`` is False).
+"""
+
+from __future__ import annotations
+
+import re
+
+from detectors.events import EventKind
+from detectors.parsers.base import Rule, Segment
+
+__all__ = ["RULES"]
+
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+
+def signal_name(exitcode: int) -> str | None:
+    return _SIGNALS.get(-exitcode) if exitcode < 0 else None
+
+
+_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+) \(pid: (?P<pid>\d+)\)")
+
+
+def _failed(m: re.Match[str], seg: Segment) -> bool:
+    fm = _FAILED.search(seg.body)
+    if not fm:
+        return False
+    code = int(fm.group("code"))
+    seg.emit(
+        EventKind.EXIT,
+        data={
+            "local_rank": int(fm.group("lr")),
+            "exitcode": code,
+            "signal": signal_name(code),
+            "pid": int(fm.group("pid")),
+            "reporter": "torchrun",
+            "trusted": True,
+        },
+    )
+    return True
+
+
+_SENDING = re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG\w+)")
+_KILLING = re.compile(r"Killing subprocess (?P<pid>\d+)")
+
+
+def _teardown(m: re.Match[str], seg: Segment) -> bool:
+    sm = _SENDING.search(seg.body)
+    if sm:
+        seg.emit(EventKind.TEARDOWN, data={"pid": int(sm.group("pid")), "signal": sm.group("sig"), "reporter": "torchrun"})
+        return True
+    km = _KILLING.search(seg.body)
+    if km:
+        seg.emit(EventKind.TEARDOWN, data={"pid": int(km.group("pid")), "signal": "SIGKILL", "reporter": "deepspeed"})
+        return True
+    return False
+
+
+_DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
+_DS_LOCAL = re.compile(r"--local_rank=(?P<lr>\d+)")
+
+
+def _ds_exit(m: re.Match[str], seg: Segment) -> bool:
+    em = _DS_EXIT.search(seg.body)
+    if not em:
+        return False
+    lm = _DS_LOCAL.search(seg.body)
+    code = int(em.group("code"))
+    seg.emit(
+        EventKind.EXIT,
+        data={
+            "local_rank": int(lm.group("lr")) if lm else None,
+            "exitcode": code,
+            "signal": signal_name(code),
+            "pid": None,
+            "reporter": "deepspeed",
+            "trusted": False,  # the command shown is the last spawned one
+        },
+    )
+    return True
+
+
+_ROOT = re.compile(r"Root Cause \(first observed failure\):")
+_FAILURES = re.compile(r"^\s*Failures:\s*$")
+_S_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<lr>\d+)\)")
+_S_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)")
+_S_TIME = re.compile(r"^\s*time\s*: (?P<t>\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)")
+
+
+def _summary(m: re.Match[str], seg: Segment) -> bool:
+    f = seg.file
+    body = seg.body
+    if _ROOT.search(body):
+        f.summary_root = True
+        return True
+    if _FAILURES.match(body):
+        f.summary_root = False
+        return True
+    tm = _S_TIME.match(body)
+    if tm:
+        f.summary_time = tm.group("t")
+        return True
+    rm = _S_RANK.match(body)
+    if rm:
+        f.summary_rank = int(rm.group("rank"))
+        f.summary_local = int(rm.group("lr"))
+        return True
+    em = _S_EXIT.match(body)
+    if em and f.summary_rank is not None:
+        code = int(em.group("code"))
+        ev = seg.emit(
+            EventKind.EXIT,
+            data={
+                "local_rank": f.summary_local,
+                "exitcode": code,
+                "signal": signal_name(code),
+                "pid": int(em.group("pid")),
+                "reporter": "torchrun_summary",
+                "root_cause": f.summary_root,
+                "trusted": True,
+            },
+        )
+        ev.rank = f.summary_rank  # the summary names the GLOBAL rank
+        f.summary_rank = None
+        return True
+    return False
+
+
+RULES = [
+    Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+", _failed),
+    Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+", _teardown),
+    Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
+    Rule(
+        "launcher.summary",
+        r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:",
+        _summary,
+    ),
+]

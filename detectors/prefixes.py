@@ -1,0 +1,203 @@
+"""Strip the prefixes that launchers and loggers stack in front of a message.
+
+One physical line can carry, outermost first: a viewer's line number (``[80746] ``), a
+cloud-logging timestamp fragment, torchrun's console tee prefix (``[default3]:``, which
+holds the LOCAL rank), a Slurm ``srun --label`` task id (``11: ``), a Ray worker tag,
+the c10 ``[rank12]:`` GLOBAL rank prefix, a c10/glog logger header
+(``[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629]``), a Python logger header
+(torch, DeepSpeed, stdlib, rich) and the excepthook's ``[rank0]: ``. ``split_prefixes``
+peels them off and returns the message body with what the prefixes said: global rank,
+local rank, host, pid, device, level, and a timestamp.
+
+Guarantees: never raises on any input; the body is always a suffix of the input (minus
+trailing whitespace); a number is reported as a global rank only when its prefix is
+documented to carry the global rank (log-formats.md §0, §9).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+__all__ = ["Prefixed", "split_prefixes", "split_progress"]
+
+
+@dataclass(slots=True)
+class Prefixed:
+    body: str
+    rank: int | None = None  # global rank
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    device: int | None = None  # CUDA device index (NCCL `[3]`): never a rank
+    level: str | None = None
+    time: float | None = None
+    logging_rank: int | None = None  # DeepSpeed log_dist `[Rank N]`: who printed it
+
+
+_VIEWER = re.compile(r"\[\d+\] (?=\S)")
+_CLOUD_TS = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{3,9}Z) ")
+_TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)?(?P<n>\d+)\]:")
+_SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
+_RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
+_RANK = re.compile(r"\[rank(?P<n>\d+)\]:\s?")
+_C10 = re.compile(
+    r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
+)
+# torch >= 2.3 glog-like python logger: W0304 12:17:22.059000 140211934721856 torch/.../api.py:908]
+_GLOG = re.compile(r"(?P<lvl>[VIWEC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+ \d+ \S+:\d+\] ")
+# torch 2.1-2.2: [2024-03-12 02:29:19,487] torch.distributed.elastic.multiprocessing.api: [WARNING] msg
+_TORCH21 = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[,.]\d+\] [\w.]+: \[(?P<lvl>[A-Z]+)\] ")
+# DeepSpeed: [2025-02-21 12:00:00,123] [INFO] [logging.py:128:log_dist] msg
+_DEEPSPEED = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[,.]\d+\] \[(?P<lvl>[A-Z]+)\] \[[^\]]*\] ?")
+_LOG_DIST = re.compile(r"\[Rank (?P<n>\d+)\] ")
+# stdlib default: WARNING:torch.distributed.elastic.multiprocessing.api:msg
+_STDLIB = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
+# rich console handler: " ERROR    failed (exitcode: -9) ...   api.py:673"
+_RICH = re.compile(r"\s?(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}")
+_RICH_TAIL = re.compile(r"\s{2,}[\w.-]+\.py:\d+\s*$")
+_LIGHTNING = re.compile(r"\[rank: (?P<n>\d+)\] ")
+# NCCL: [2025-03-04 12:17:21] host:pid:tid [dev] file:line (fn) NCCL WARN msg
+_NCCL = re.compile(
+    r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] "
+    r"(?:\S+:\d+ (?:\(\w+\) )?)?(?=NCCL (?:INFO|WARN|TRACE|ERROR))"
+)
+_GENERIC_TS = re.compile(
+    r"\[?(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: \|)? ?"
+)
+
+
+def _ts_full(ts: str) -> float | None:
+    try:
+        return datetime.strptime(ts.replace("T", " ").replace("_", " "), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def _ts_md(md: str, hms: str, year: int) -> float | None:
+    try:
+        month, day = divmod(int(md), 100)
+        h, m, s = (int(x) for x in hms.split(":"))
+        return datetime(year, month, day, h, m, s, tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def split_prefixes(line: str, year: int = 1970) -> Prefixed:
+    """Peel prefixes off ``line`` (one ``\\r``-free segment, no newline)."""
+    p = Prefixed(body="")
+    s = line.rstrip()
+    pos = 0
+    # outer layers: viewer line numbers, cloud timestamps, torchrun tee, srun label, Ray
+    for _ in range(6):
+        m = _VIEWER.match(s, pos) or _CLOUD_TS.match(s, pos)
+        if m:
+            pos = m.end()
+            continue
+        m = _TEE.match(s, pos)
+        if m and m.group("role") is not None and m.group("role") != "rank":
+            p.local_rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        if m and m.group("role") is None and m.end() < len(s):
+            # a custom TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE like "[${rank}]:" (global)
+            p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _RAY.match(s, pos)
+        if m:
+            p.pid = int(m.group("pid"))
+            pos = m.end()
+            continue
+        m = _SRUN.match(s, pos)
+        if m and p.rank is None:
+            p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        break
+    m = _RANK.match(s, pos)
+    if m:
+        p.rank = int(m.group("n"))
+        pos = m.end()
+    m = _C10.match(s, pos)
+    if m:
+        p.level = m.group("lvl")
+        if m.group("md"):
+            p.time = _ts_md(m.group("md"), m.group("hms"), year)
+        pos = m.end()
+        # the excepthook prefix can follow a c10 header on wrapped output
+        m = _RANK.match(s, pos)
+        if m:
+            pos = m.end()
+    else:
+        for rx in (_GLOG, _TORCH21, _DEEPSPEED, _STDLIB):
+            m = rx.match(s, pos)
+            if m:
+                p.level = m.group("lvl")
+                gd = m.groupdict()
+                if gd.get("ts"):
+                    p.time = _ts_full(gd["ts"])
+                elif gd.get("md"):
+                    p.time = _ts_md(gd["md"], gd["hms"], year)
+                pos = m.end()
+                break
+        else:
+            m = _NCCL.match(s, pos)
+            if m:
+                p.host = m.group("host")
+                p.pid = int(m.group("pid"))
+                p.device = int(m.group("dev"))
+                if m.group("ts"):
+                    p.time = _ts_full(m.group("ts"))
+                pos = m.end()
+            else:
+                m = _RICH.match(s, pos)
+                if m:
+                    p.level = m.group("lvl")
+                    pos = m.end()
+                    t = _RICH_TAIL.search(s, pos)
+                    if t:
+                        s = s[: t.start()]
+                else:
+                    m = _GENERIC_TS.match(s, pos)
+                    if m and s[pos] in "[0123456789":
+                        p.time = _ts_full(m.group("ts"))
+                        pos = m.end()
+        m = _RANK.match(s, pos)  # excepthook prefix after a logger header
+        if m and p.rank is None:
+            p.rank = int(m.group("n"))
+            pos = m.end()
+    m = _LOG_DIST.match(s, pos)
+    if m:
+        p.logging_rank = int(m.group("n"))
+        pos = m.end()
+    m = _LIGHTNING.match(s, pos)
+    if m:
+        p.rank = int(m.group("n"))
+        pos = m.end()
+    p.body = s[pos:]
+    return p
+
+
+# tqdm: "desc:  16%|███▍    | 1045/6400 [1:16:09<53:12,  1.68it/s]" or "240it [05:55,  1.47s/it, loss=5.46]"
+_BAR = re.compile(
+    r"(?:\d{1,3}%\|[^|\r\n]*\|\s*(?P<n>\d+)/(?P<total>\d+)|(?P<n2>\d+)it) ?"
+    r"\[(?:\d+:)?\d+:\d\d(?:<(?:\d+:)?[\d:?]+)?(?:, *[^\]\r\n]*)?\]"
+)
+
+
+def split_progress(segment: str) -> tuple[int | None, str]:
+    """Remove tqdm progress bars from one ``\\r``-segment.
+
+    Returns the last progress counter seen (``n`` of ``n/total``) and whatever text was
+    glued after the last bar (often a log line printed while the bar was open).
+    """
+    n: int | None = None
+    end = 0
+    for m in _BAR.finditer(segment):
+        n = int(m.group("n") or m.group("n2"))
+        end = m.end()
+    if n is None:
+        return None, segment
+    return n, segment[end:]

@@ -1,0 +1,171 @@
+"""The fast path: find the few lines of a chunk that any rule could match, in one pass.
+
+Most of a training log is noise (NCCL INFO, progress bars). ``Scanner.scan`` runs every
+rule's pattern over a whole chunk of bytes at once with a multi-pattern engine and
+returns, for each line that matched anything, its byte span and the ids of the rules
+that matched it. Only those lines reach Python-level parsing.
+
+Engines, best first: Hyperscan (x86_64 wheels), RE2 (``google-re2``, wheels for x86_64
+and aarch64), then Python's ``re``. All three are used with the same patterns;
+Hyperscan and RE2 run in linear time on any input. Candidate lines are a superset of
+the lines a rule's Python regex matches: a false positive only costs a Python regex
+call, never a wrong result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["ENGINES", "Scanner", "available_engines"]
+
+
+def available_engines() -> list[str]:
+    found = []
+    try:
+        import hyperscan  # noqa: F401
+
+        found.append("hyperscan")
+    except ImportError:
+        pass
+    try:
+        import re2  # noqa: F401
+
+        found.append("re2")
+    except ImportError:
+        pass
+    found.append("re")
+    return found
+
+
+ENGINES = ("hyperscan", "re2", "re")
+
+Hit = tuple[int, int, list[int]]  # (line start, line end (exclusive, at the \n), rule ids)
+
+
+def _line_hits(buf: bytes, ends: list[tuple[int, int]]) -> list[Hit]:
+    """Map (match end offset, rule id) pairs to unique lines, in order."""
+    ends.sort()
+    hits: list[Hit] = []
+    rfind = buf.rfind
+    find = buf.find
+    n = len(buf)
+    for to, rid in ends:
+        last = to - 1 if to > 0 else 0  # offset of the match's last byte
+        if buf[last : last + 1] == b"\n":
+            end = last  # the match swallowed the newline: it belongs to this line
+        else:
+            end = find(b"\n", last)
+            if end < 0:
+                end = n
+        start = rfind(b"\n", 0, end) + 1
+        if hits and hits[-1][0] == start:
+            if rid not in hits[-1][2]:
+                hits[-1][2].append(rid)
+            continue
+        hits.append((start, end, [rid]))
+    return hits
+
+
+class Scanner:
+    def __init__(self, patterns: Sequence[str], engine: str | None = None) -> None:
+        self.patterns = list(patterns)
+        engines = available_engines()
+        if engine is not None and engine not in engines:
+            raise ValueError(f"scan engine {engine!r} is not available here (have: {', '.join(engines)})")
+        self.engine = engine or engines[0]
+        self._py = [re.compile(p.encode(), re.MULTILINE) for p in self.patterns]
+        if self.engine == "hyperscan":
+            import hyperscan
+
+            self._db: Any = hyperscan.Database()
+            flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+            self._db.compile(
+                expressions=[p.encode() for p in self.patterns],
+                ids=list(range(len(self.patterns))),
+                elements=len(self.patterns),
+                flags=[flags] * len(self.patterns),
+            )
+        elif self.engine == "re2":
+            import re2
+
+            opts = re2.Options()
+            opts.max_mem = 256 << 20
+            combined = "|".join(f"(?:{_uncapture(p)})" for p in self.patterns)
+            self._any = re2.compile(f"(?m){combined}".encode(), opts)
+            self._set = re2.Set.SearchSet(opts)
+            for p in self.patterns:
+                self._set.Add(_uncapture(p).encode())
+            self._set.Compile()
+        else:
+            self._any_py = re.compile("|".join(f"(?:{p})" for p in self.patterns).encode(), re.MULTILINE)
+
+    def scan(self, buf: bytes) -> list[Hit]:
+        """Return the candidate lines of ``buf`` with the ids of the rules they matched."""
+        if not buf:
+            return []
+        if self.engine == "hyperscan":
+            ends: list[tuple[int, int]] = []
+            append = ends.append
+
+            def on_match(rid: int, frm: int, to: int, flags: int, ctx: object) -> None:
+                append((to, rid))
+
+            self._db.scan(buf, match_event_handler=on_match)
+            return _line_hits(buf, ends)
+        hits: list[Hit] = []
+        rx = self._any if self.engine == "re2" else self._any_py
+        pos = 0
+        n = len(buf)
+        while pos < n:
+            m = rx.search(buf, pos)
+            if m is None:
+                break
+            start = buf.rfind(b"\n", 0, m.start()) + 1
+            end = buf.find(b"\n", max(m.end() - 1, m.start()))
+            if end < 0:
+                end = n
+            line = buf[start:end]
+            if self.engine == "re2":
+                ids = list(self._set.Match(line))
+            else:
+                ids = [i for i, p in enumerate(self._py) if p.search(line)]
+            if ids:
+                hits.append((start, end, sorted(ids)))
+            pos = end + 1
+        return hits
+
+
+_CAPTURE = re.compile(r"\(\?P<\w+>|\((?!\?)")
+
+
+def _uncapture(pattern: str) -> str:
+    """Turn capturing groups into non-capturing ones (RE2 sets and unions need no captures)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < len(pattern) and pattern[j] == "^":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i : j + 1])
+            i = j + 1
+            continue
+        m = _CAPTURE.match(pattern, i)
+        if m:
+            out.append("(?:")
+            i = m.end()
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)

@@ -1,0 +1,1 @@
+"""Everything that runs: input discovery, reading, the CLI, reports (and the daemon)."""

@@ -1,0 +1,165 @@
+"""The ``rankwatch`` command line.
+
+Exit codes: 0 success; 2 bad usage or unreadable input (missing path, nothing to read);
+3 ``--fail-on`` matched a failure in the diagnosis.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from detectors.catalog import CatalogError, load_catalog
+from monitor.diagnose import diagnose_paths, diagnose_stream
+from monitor.inputs import InputError
+from monitor.report import render_markdown, render_text
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="rankwatch",
+    help="Find the initiating failure and rank of a distributed training job from its logs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+catalog_app = typer.Typer(help="Browse the failure catalog offline.", no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+err = Console(stderr=True)
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def _fail(msg: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]rankwatch:[/] {msg}", highlight=False)
+    return typer.Exit(code)
+
+
+@app.command()
+def diagnose(
+    paths: Annotated[list[str], typer.Argument(help="Log directories (searched recursively), files, or '-' for standard input.")],
+    format: Annotated[Format | None, typer.Option("--format", "-f", help="text (default on a terminal), json or markdown.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+    fail_on: Annotated[list[str] | None, typer.Option("--fail-on", help="Exit 3 when a failure with this catalog id is found (repeatable).")] = None,
+    job: Annotated[str | None, typer.Option("--job", help="Job name in the report (default: the directory name).")] = None,
+) -> None:
+    """Diagnose a finished (or running) job's logs: initiating failure, rank, step, root cause, fix."""
+    catalog = load_catalog()
+    for fid in fail_on or []:
+        if fid not in catalog:
+            raise _fail(f"--fail-on: unknown failure id {fid!r} (see 'rankwatch catalog list')")
+    try:
+        if paths == ["-"]:
+            result = diagnose_stream(sys.stdin.buffer, job=job)
+        else:
+            result = diagnose_paths(paths, job=job)
+    except InputError as exc:
+        raise _fail(str(exc)) from None
+    if paths != ["-"] and not result.files:
+        for note in result.notes:
+            err.print(f"note: {note}", highlight=False)
+        raise _fail(f"no readable log files in {', '.join(paths)}")
+    report = result.report
+    fmt = format or (Format.text if (output is None and sys.stdout.isatty()) else Format.json)
+    if fmt is Format.json:
+        text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    elif fmt is Format.markdown:
+        text = render_markdown(report)
+    else:
+        text = ""
+    if output is not None:
+        if fmt is Format.text:
+            with output.open("w", encoding="utf-8") as fh:
+                render_text(report, Console(file=fh, width=120, force_terminal=False))
+        else:
+            output.write_text(text, encoding="utf-8")
+    elif fmt is Format.text:
+        render_text(report, Console())
+    else:
+        sys.stdout.write(text)
+    found = {i["failure"] for i in report["incidents"]}
+    hit = sorted(found & set(fail_on or []))
+    if hit:
+        err.print(f"rankwatch: found {', '.join(hit)} (--fail-on)", highlight=False)
+        raise typer.Exit(3)
+
+
+@catalog_app.command("list")
+def catalog_list(
+    format: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+) -> None:
+    """List every failure the catalog knows."""
+    catalog = load_catalog()
+    if format is Format.json:
+        sys.stdout.write(json.dumps([e.model_dump(mode="json") for e in catalog], indent=2, ensure_ascii=False) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table("id", "category", "role", "severity", "hw", "title")
+    for e in sorted(catalog, key=lambda e: (e.category, e.id)):
+        table.add_row(e.id, e.category, e.role, e.severity, "yes" if e.hardware else "no", e.title)
+    Console(width=160).print(table)
+
+
+@catalog_app.command("show")
+def catalog_show(
+    failure_id: Annotated[str, typer.Argument(help="A catalog id, e.g. amp_bf16_vs_fp16.")],
+    format: Annotated[Format, typer.Option("--format", "-f", help="text, json or markdown.")] = Format.text,
+) -> None:
+    """Show one catalog entry in full: mechanism, symptoms, root causes, fixes, verify."""
+    catalog = load_catalog()
+    if failure_id not in catalog:
+        raise _fail(f"unknown failure id {failure_id!r}; known: {', '.join(sorted(e.id for e in catalog))}")
+    e = catalog[failure_id]
+    if format is Format.json:
+        sys.stdout.write(json.dumps(e.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+        return
+    from monitor.report.entry import render_entry
+
+    text = render_entry(e)
+    if format is Format.markdown:
+        sys.stdout.write(text)
+    else:
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+
+
+@app.command()
+def demo() -> None:
+    """Diagnose a bundled real incident (recorded from a real torchrun job) and print the report."""
+    from importlib import resources
+
+    root = resources.files("monitor") / "examples"
+    cases = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not cases:
+        raise _fail("no bundled example found (monitor/examples/)")
+    console = Console()
+    for name in cases:
+        path = str(root / name)
+        console.rule(f"[bold]example: {name}")
+        console.print(f"$ rankwatch diagnose {path}", style="dim", highlight=False)
+        render_text(diagnose_paths([path], job=name).report, console)
+
+
+def main() -> None:
+    try:
+        app()
+    except CatalogError as exc:
+        err.print(f"[bold red]rankwatch:[/] invalid failure catalog: {exc}", highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""Which files a diagnosis reads, and what their paths say about ranks.
+
+Layouts understood (log-formats.md §1.6, issue #2):
+- torchrun ``--log-dir``: ``<run_id>_<rand>/attempt_<n>/<local_rank>/{stdout,stderr}.log``
+  plus ``error.json`` (the directory number is the LOCAL rank);
+- per-rank files: ``rank3.log``, ``rank_11.log``, ``train-rank-3.out``, ``node1/rank_11.log``
+  (GLOBAL rank), ``local_rank_3.log`` (local rank);
+- combined console logs (``[defaultN]:`` / ``[rankN]:`` prefixes, ``srun --label``), Slurm
+  ``slurm-<id>.out``, DeepSpeed launcher output: no rank in the path, ranks come from
+  line prefixes.
+Binary files are skipped (and reported), never parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["InputError", "LogFile", "discover", "path_ranks"]
+
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
+_SKIP_SUFFIX = {".gz", ".bz2", ".xz", ".zst", ".zip", ".tar", ".png", ".jpg", ".jpeg", ".pt", ".pth", ".bin", ".safetensors", ".ckpt", ".npy", ".npz", ".pkl", ".so", ".pyc", ".parquet", ".arrow"}
+
+_ATTEMPT = re.compile(r"(?:^|/)attempt_(?P<attempt>\d+)/(?P<lr>\d+)/(?:stdout|stderr)\.log$")
+_LOCAL = re.compile(r"(?:^|[^a-z0-9])local[_-]?rank[_-]?(?P<n>\d+)(?:\D|$)", re.IGNORECASE)
+_GLOBAL = re.compile(r"(?:^|[^a-z0-9])rank[_-]?(?P<n>\d+)(?:\D|$)", re.IGNORECASE)
+
+
+class InputError(Exception):
+    """A path given on the command line cannot be read; the message says why."""
+
+
+@dataclass(slots=True)
+class LogFile:
+    path: Path
+    display: str  # path relative to the diagnosed root, for evidence
+    rank: int | None = None
+    local_rank: int | None = None
+    attempt: int | None = None
+    kind: str = "log"  # "log" or "error_json"
+    notes: list[str] = field(default_factory=list)
+
+
+def path_ranks(rel: str) -> tuple[int | None, int | None, int | None]:
+    """(global rank, local rank, attempt) as far as the relative path tells."""
+    rel = rel.replace(os.sep, "/")
+    m = _ATTEMPT.search(rel)
+    if m:
+        return None, int(m.group("lr")), int(m.group("attempt"))
+    name = rel.rsplit("/", 1)[-1]
+    for part in (name, *reversed(rel.split("/")[:-1])):
+        lm = _LOCAL.search(part)
+        if lm:
+            return None, int(lm.group("n")), None
+        gm = _GLOBAL.search(part)
+        if gm:
+            return int(gm.group("n")), None, None
+    return None, None, None
+
+
+def _looks_binary(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return False
+    if not head:
+        return False
+    if head.startswith((b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b", b"\x89PNG", b"\x80\x02", b"\x80\x04")):
+        return True
+    nul = head.count(b"\x00")
+    control = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return nul > len(head) // 10 or control > len(head) // 3
+
+
+def discover(paths: list[str]) -> tuple[list[LogFile], list[str]]:
+    """Expand directories recursively. Returns (files, notes about what was skipped)."""
+    files: list[LogFile] = []
+    notes: list[str] = []
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise InputError(f"no such file or directory: {raw}")
+        if root.is_file():
+            candidates = [(root, root.name)]
+        elif root.is_dir():
+            candidates = []
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+                for fn in sorted(filenames):
+                    p = Path(dirpath) / fn
+                    candidates.append((p, str(p.relative_to(root))))
+        else:
+            raise InputError(f"not a regular file or directory: {raw}")
+        for p, rel in candidates:
+            if p.suffix.lower() in _SKIP_SUFFIX:
+                notes.append(f"skipped {rel}: not a text log ({p.suffix})")
+                continue
+            if not os.access(p, os.R_OK):
+                notes.append(f"skipped {rel}: permission denied")
+                continue
+            if p.name == "error.json":
+                rank, local, attempt = path_ranks(str(Path(rel).parent / "stderr.log"))
+                files.append(LogFile(p, rel, rank, local, attempt, kind="error_json"))
+                continue
+            if p.suffix.lower() == ".json" or _looks_binary(p):
+                notes.append(f"skipped {rel}: binary or not a log")
+                continue
+            rank, local, attempt = path_ranks(rel)
+            files.append(LogFile(p, rel, rank, local, attempt))
+    return files, notes

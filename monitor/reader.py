@@ -1,0 +1,81 @@
+"""Bytes → complete lines, in large chunks, for the fast path.
+
+``ChunkReader.feed(data)`` returns the longest prefix of what it holds that ends on a
+newline (one bytes object, ready for one scan), and carries the partial last line to
+the next call. ``flush()`` returns the carried rest at end of file.
+
+Guarantees: any split of the same bytes into ``feed`` calls yields the same lines and
+line numbers; no byte is lost except inside a line longer than ``max_line`` bytes,
+whose head (``max_line`` bytes) is kept as the line and the rest is dropped and counted
+in ``dropped_bytes`` / ``truncated_lines``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ChunkReader"]
+
+
+@dataclass(slots=True)
+class ChunkReader:
+    max_line: int = 1 << 20
+    lines_done: int = 0  # complete lines handed out so far
+    truncated_lines: int = 0
+    dropped_bytes: int = 0
+    _carry: bytearray = field(default_factory=bytearray)
+    _skipping: bool = False  # inside the dropped tail of an over-long line
+
+    def feed(self, data: bytes) -> tuple[bytes, int]:
+        """Return (complete lines, number of the first of them) — maybe empty."""
+        if self._skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self.dropped_bytes += len(data)
+                return b"", self.lines_done + 1
+            self.dropped_bytes += nl
+            data = data[nl + 1 :]
+            self._skipping = False
+        last = data.rfind(b"\n")
+        if last < 0:
+            self._carry += data
+            if len(self._carry) > self.max_line:
+                self._cut()
+                out = bytes(self._carry)
+                self._carry.clear()
+                return self._hand(out)
+            return b"", self.lines_done + 1
+        if self._carry:
+            head = bytes(self._carry) + data[: last + 1]
+            self._carry.clear()
+        else:
+            head = data[: last + 1]
+        self._carry += data[last + 1 :]
+        if len(self._carry) > self.max_line:
+            # the unterminated tail is already over the cap: emit its head, skip the rest
+            self._cut()
+            head += bytes(self._carry)
+            self._carry.clear()
+        return self._hand(head)
+
+    def _cut(self) -> None:
+        self.dropped_bytes += len(self._carry) - self.max_line
+        del self._carry[self.max_line :]
+        self._carry += b"\n"
+        self.truncated_lines += 1
+        self._skipping = True
+
+    def _hand(self, out: bytes) -> tuple[bytes, int]:
+        first = self.lines_done + 1
+        self.lines_done += out.count(b"\n")
+        return out, first
+
+    def flush(self) -> tuple[bytes, int]:
+        """The unterminated last line, if any, as a complete line."""
+        first = self.lines_done + 1
+        if not self._carry:
+            return b"", first
+        out = bytes(self._carry) + b"\n"
+        self._carry.clear()
+        self.lines_done += 1
+        return out, first

@@ -1,0 +1,402 @@
+"""Record real torchrun jobs as golden diagnosis cases.
+
+Run from the repository root with the project's virtualenv:
+
+    .venv/bin/python -m tests.e2e.generate                      # all 8 scenarios x 3 layouts
+    .venv/bin/python -m tests.e2e.generate --only hang          # one scenario, all layouts
+    .venv/bin/python -m tests.e2e.generate --only hang-console --out /tmp/cases
+
+Each case is ``<out>/<scenario>-<layout>/`` holding ``logs/`` (what the job wrote, with
+the repository path replaced by /home/user/job and the scratch temp dir by /tmp) and
+``expected.json`` (the ground truth, taken from the scenario definition, never from the
+engine). After every run the generator checks that the fault really shows in the logs
+the way the scenario says (``check_case``) and fails loudly when it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = Path(__file__).resolve().parent / "scenarios" / "train.py"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+NEUTRAL_REPO = "/home/user/job"
+NPROC = 4
+RUN_TIMEOUT_S = 90  # a run takes 10-30 s; this only guards against a stuck job
+MAX_CASE_BYTES = 200_000
+LAYOUTS = ("logdir", "console", "perrank")
+
+RankSteps = dict[int, dict[int, dict[str, float]]]  # rank -> step -> {"loss": .., "grad_norm": ..}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    args: tuple[str, ...]
+    failure: str | None
+    initiator_rank: int | None
+    collateral_ranks: tuple[int, ...]
+    exit_code: int  # what torchrun itself must exit with
+    notes: str
+    fault_rank: int | None = None
+    fault_step: int | None = None
+    checks: tuple[Callable[[Path, Scenario], None], ...] = field(default=(), compare=False)
+
+
+# ---- checks: the fault shows in the logs as the scenario says -----------------------
+
+STEP_RE = re.compile(r"step (\d+) \| loss (\S+) \| grad_norm (\S+)(?: \| loss_scale (\S+))?")
+TEE_RE = re.compile(r"^\[default(\d+)\]:(.*)$")
+
+
+def rank_texts(logs: Path) -> dict[int, str]:
+    """Everything each rank wrote, whatever the layout (single node: local rank = rank)."""
+    texts: dict[int, str] = {}
+    for path in sorted(logs.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(logs)
+        if rel.parts[0] == "torchrun" and path.name in ("stdout.log", "stderr.log"):
+            rank = int(path.parent.name)
+            texts[rank] = texts.get(rank, "") + path.read_text(errors="replace")
+        elif rel.parts[0] == "node0" and (m := re.fullmatch(r"rank_(\d+)\.log", path.name)):
+            texts[int(m.group(1))] = path.read_text(errors="replace")
+        elif path.name == "console.log":
+            for line in path.read_text(errors="replace").splitlines():
+                if m := TEE_RE.match(line):
+                    rank = int(m.group(1))
+                    texts[rank] = texts.get(rank, "") + m.group(2) + "\n"
+    return texts
+
+
+def launcher_text(logs: Path) -> str:
+    return "".join(p.read_text(errors="replace") for name in ("launcher.log", "console.log")
+                   if (p := logs / name).is_file())
+
+
+def rank_steps(logs: Path) -> RankSteps:
+    out: RankSteps = {}
+    for rank, text in rank_texts(logs).items():
+        for m in STEP_RE.finditer(text):
+            rec = {"loss": float(m.group(2)), "grad_norm": float(m.group(3))}
+            if m.group(4) is not None:
+                rec["loss_scale"] = float(m.group(4))
+            out.setdefault(rank, {})[int(m.group(1))] = rec
+    return out
+
+
+def _require(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+
+
+def check_all_ranks_spoke(logs: Path, sc: Scenario) -> None:
+    texts = rank_texts(logs)
+    _require(sorted(texts) == list(range(NPROC)), f"ranks with output: {sorted(texts)}")
+    for rank, text in texts.items():
+        _require(f"backend=gloo rank={rank}" in text, f"rank {rank}: no config line")
+
+
+def check_clean_run(logs: Path, sc: Scenario) -> None:
+    steps = rank_steps(logs)
+    n = int(sc.args[sc.args.index("--steps") + 1])
+    for rank in range(NPROC):
+        got = steps.get(rank, {})
+        _require(sorted(got) == list(range(1, n + 1)), f"rank {rank}: steps {sorted(got)}")
+        _require(all(math.isfinite(r["loss"]) for r in got.values()), f"rank {rank}: non-finite loss")
+
+
+def check_nonfinite_spread(logs: Path, sc: Scenario) -> None:
+    """Fault rank's local loss goes non-finite at the fault step; the others one step later."""
+    steps, s, fr = rank_steps(logs), sc.fault_step, sc.fault_rank
+    assert s is not None and fr is not None
+    for rank in range(NPROC):
+        before, at, after = (steps[rank][s - 1], steps[rank][s], steps[rank][s + 1])
+        _require(math.isfinite(before["loss"]) and math.isfinite(before["grad_norm"]),
+                 f"rank {rank}: non-finite before the fault step")
+        _require(not math.isfinite(at["grad_norm"]), f"rank {rank}: grad_norm finite at step {s}")
+        _require(math.isfinite(at["loss"]) == (rank != fr),
+                 f"rank {rank}: loss at step {s} is {at['loss']}")
+        _require(not math.isfinite(after["loss"]), f"rank {rank}: loss finite at step {s + 1}")
+
+
+def check_scale_collapse(logs: Path, sc: Scenario) -> None:
+    steps, s = rank_steps(logs), sc.fault_step
+    assert s is not None
+    for rank in range(NPROC):
+        scales = [steps[rank][k]["loss_scale"] for k in sorted(steps[rank])]
+        _require(all(x == 65536 for x in scales[: s - 1]), f"rank {rank}: scale moved before step {s}")
+        tail = scales[s - 1:]
+        _require(all(b == a / 2 for a, b in zip([scales[s - 2], *tail], tail, strict=False)),
+                 f"rank {rank}: scale does not halve every step from step {s}: {tail}")
+        _require(tail[-1] < 1, f"rank {rank}: final scale {tail[-1]} not below 1")
+
+
+def check_warmup_backoff(logs: Path, sc: Scenario) -> None:
+    steps = rank_steps(logs)
+    for rank in range(NPROC):
+        scales = [steps[rank][k]["loss_scale"] for k in sorted(steps[rank])]
+        backoffs = sum(b < a for a, b in zip(scales, scales[1:], strict=False)) + 1
+        _require(2 <= backoffs <= 6 and scales[-1] == scales[-6],
+                 f"rank {rank}: not a short warm-up backoff: {scales}")
+
+
+def check_crash(logs: Path, sc: Scenario) -> None:
+    """The fault rank stops at the fault step; torchrun reports the job as failed."""
+    steps, s, fr = rank_steps(logs), sc.fault_step, sc.fault_rank
+    assert s is not None and fr is not None
+    _require(max(steps[fr]) == s - 1, f"fault rank {fr} last step {max(steps[fr])}")
+    _require("ChildFailedError" in launcher_text(logs), "no torchrun failure summary")
+
+
+def check_exception(logs: Path, sc: Scenario) -> None:
+    texts = rank_texts(logs)
+    _require(f"[rank{sc.fault_rank}]: ValueError: corrupt sample" in texts[sc.fault_rank],
+             "fault rank shows no ValueError traceback")
+    _require(all("ValueError" not in t for r, t in texts.items() if r != sc.fault_rank),
+             "a peer raised the ValueError too")
+
+
+def check_sigkill(logs: Path, sc: Scenario) -> None:
+    _require("Signal 9 (SIGKILL)" in launcher_text(logs), "torchrun did not report SIGKILL")
+    _require("Traceback" not in rank_texts(logs)[sc.fault_rank], "killed rank printed a traceback")
+
+
+def check_hang(logs: Path, sc: Scenario) -> None:
+    steps, texts, s, fr = rank_steps(logs), rank_texts(logs), sc.fault_step, sc.fault_rank
+    assert s is not None and fr is not None
+    for rank in range(NPROC):
+        _require(max(steps[rank]) == s - 1, f"rank {rank}: last step {max(steps[rank])}, not {s - 1}")
+        timed_out = "Timed out waiting" in texts[rank]
+        _require(timed_out == (rank != fr), f"rank {rank}: gloo timeout reported={timed_out}")
+    _require("Traceback" not in texts[fr], "hung rank printed a traceback")
+
+
+# ---- scenarios ----------------------------------------------------------------------
+
+def _fault(kind: str, rank: int, step: int) -> tuple[str, ...]:
+    return ("--fault", kind, "--fault-rank", str(rank), "--fault-step", str(step))
+
+
+OTHERS = {r: tuple(x for x in range(NPROC) if x != r) for r in range(NPROC)}
+_BASE = (check_all_ranks_spoke,)
+
+SCENARIOS: dict[str, Scenario] = {sc.name: sc for sc in (
+    Scenario(
+        "exception", ("--steps", "20", "--timeout", "10", *_fault("exception", 2, 6)),
+        "rank_exception", 2, OTHERS[2], 1,
+        "Rank 2 raises ValueError at step 6 before its forward pass; the peers, waiting in "
+        "the step's all-reduce, fail with gloo connection errors and torchrun tears the job down.",
+        2, 6, (*_BASE, check_crash, check_exception)),
+    Scenario(
+        "sigkill", ("--steps", "20", "--timeout", "10", *_fault("sigkill", 1, 5)),
+        "rank_killed", 1, OTHERS[1], 1,
+        "Rank 1 SIGKILLs itself at step 5 (no traceback, no error file); the peers fail in the "
+        "all-reduce with gloo connection errors; torchrun reports exitcode -9.",
+        1, 5, (*_BASE, check_crash, check_sigkill)),
+    Scenario(
+        "nan", ("--steps", "12", *_fault("nan", 2, 7)),
+        "nonfinite_loss", 2, OTHERS[2], 0,
+        "fp32. Rank 2 gets a NaN in its input batch at step 7: its local loss is nan at step 7, "
+        "every rank's (all-reduced) grad_norm is nan at step 7, the other ranks' losses are nan "
+        "from step 8. The job keeps going and exits 0.",
+        2, 7, (*_BASE, check_nonfinite_spread)),
+    Scenario(
+        "fp16_overflow", ("--steps", "12", "--precision", "fp16", "--no-scaler",
+                          *_fault("fp16_overflow", 1, 6)),
+        "amp_bf16_vs_fp16", 1, OTHERS[1], 0,
+        "fp16 autocast with no loss scaling. Rank 1's inputs are scaled by 1e6 at step 6, its "
+        "fp16 activations overflow (max 65504): its loss is inf at step 6, grad_norm is nan on "
+        "every rank at step 6, the other ranks' losses are nan from step 7. Exits 0.",
+        1, 6, (*_BASE, check_nonfinite_spread)),
+    Scenario(
+        "scale_collapse", ("--steps", "45", "--precision", "fp16", "--scaler",
+                           *_fault("scale_collapse", 2, 6)),
+        "loss_scale_collapse", None, (), 0,
+        "fp16 + GradScaler(init_scale=65536). From step 6 on, rank 2's backward loss is "
+        "multiplied by 1e30, so every step's all-reduced gradients overflow on every rank and "
+        "the scaler halves the scale each step, from 65536 down to 2^-24. No rank is the "
+        "initiator: every rank sees the same overflow at the same step.",
+        2, 6, (*_BASE, check_clean_run, check_scale_collapse)),
+    Scenario(
+        "hang", ("--steps", "20", "--timeout", "10", *_fault("hang", 1, 6)),
+        "rank_hang", 1, OTHERS[1], 1,
+        "Rank 1 sleeps before step 6's all-reduce. After the 10 s process-group timeout the "
+        "peers raise gloo 'Timed out waiting 10000ms for recv/send operation' errors; torchrun "
+        "SIGTERMs the rest. torchrun's 'Root Cause (first observed failure)' names a peer that "
+        "timed out, not the hung rank, which printed nothing.",
+        1, 6, (*_BASE, check_hang)),
+    Scenario(
+        "healthy_fp16_scaler", ("--steps", "20", "--precision", "fp16", "--scaler",
+                                "--init-scale", str(2**20)),
+        None, None, (), 0,
+        "fp16 + GradScaler(init_scale=2^20): the first 4 steps overflow (grad_norm nan/inf) and "
+        "the scale backs off to 65536, then training is normal. Benign warm-up: at most info.",
+        None, None, (*_BASE, check_clean_run, check_warmup_backoff)),
+    Scenario(
+        "healthy_bf16", ("--steps", "20", "--precision", "bf16"),
+        None, None, (), 0,
+        "bf16 autocast, no scaler, no fault. Nothing to report above info.",
+        None, None, (*_BASE, check_clean_run)),
+)}
+
+
+# ---- running ------------------------------------------------------------------------
+
+def _display(path: Path) -> str:
+    """A path as the recorded command shows it: relative to the repo root when inside it."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def torch_version() -> str:
+    return metadata.version("torch").split("+")[0]
+
+
+def build_command(sc: Scenario, layout: str, logs: Path) -> tuple[list[str], str]:
+    """The torchrun argv and the name of the file that receives the agent's console."""
+    launch = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(NPROC)]
+    script_args = list(sc.args)
+    if layout == "logdir":
+        launch += ["--log-dir", _display(logs / "torchrun"), "--redirects", "3"]
+        console = "launcher.log"
+    elif layout == "console":
+        launch += ["--tee", "3"]
+        console = "console.log"
+    elif layout == "perrank":
+        script_args += ["--own-log-dir", _display(logs)]
+        console = "launcher.log"
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    return [*launch, _display(SCRIPT), *script_args], console
+
+
+def _neutralise(logs: Path, scratch: Path) -> None:
+    """Make the recorded text machine-independent; everything else stays verbatim."""
+    subs = [(str(scratch).encode(), b"/tmp"), (str(REPO).encode(), NEUTRAL_REPO.encode())]
+    for path in logs.rglob("*"):
+        if path.is_file():
+            data = original = path.read_bytes()
+            for old, new in subs:
+                data = data.replace(old, new)
+            if data != original:
+                path.write_bytes(data)
+
+
+def _run(argv: list[str], console: Path, env: dict[str, str]) -> int:
+    with console.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the agent and every rank it started
+            proc.wait()
+            raise RuntimeError(f"run exceeded {RUN_TIMEOUT_S}s: {' '.join(argv)}") from None
+
+
+def record_case(sc: Scenario, layout: str, out_root: Path) -> Path:
+    """Run one scenario in one layout, record it under out_root, check it; return the case dir."""
+    case = out_root / f"{sc.name}-{layout}"
+    if case.exists():
+        shutil.rmtree(case)
+    logs = case / "logs"
+    logs.mkdir(parents=True)
+    argv, console_name = build_command(sc, layout, logs)
+    scratch = Path(tempfile.mkdtemp(prefix="rankwatch-e2e-"))
+    # PYTHONUNBUFFERED: the agent's stdout (where --tee copies rank stdout) is a file here, not
+    # a terminal; unbuffered, the merged console keeps the order a terminal would show instead
+    # of dumping every rank's stdout after the failure summary at exit.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(scratch), "PYTHONHASHSEED": "0",
+           "PYTHONUNBUFFERED": "1"}
+    for var in ("TORCHELASTIC_ERROR_FILE", "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "LOGLEVEL",
+                "TORCH_LOGS", "TORCH_LOGS_FORMAT", "TORCH_CPP_LOG_LEVEL"):
+        env.pop(var, None)
+    try:
+        started = time.monotonic()
+        rc = _run(argv, logs / console_name, env)
+        elapsed = time.monotonic() - started
+        _neutralise(logs, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    if rc != sc.exit_code:
+        raise AssertionError(f"{case.name}: torchrun exited {rc}, expected {sc.exit_code}")
+    for check in sc.checks:
+        try:
+            check(logs, sc)
+        except AssertionError as exc:
+            raise AssertionError(f"{case.name}: {check.__name__}: {exc}") from None
+    size = sum(p.stat().st_size for p in case.rglob("*") if p.is_file())
+    if size > MAX_CASE_BYTES:
+        raise AssertionError(f"{case.name}: {size} bytes recorded, limit {MAX_CASE_BYTES}")
+
+    expected = {
+        "scenario": sc.name,
+        "layout": layout,
+        "failure": sc.failure,
+        "initiator_rank": sc.initiator_rank,
+        "collateral_ranks": list(sc.collateral_ranks),
+        "max_severity": "info" if sc.failure is None else None,
+        "command": " ".join(["python", *argv]),
+        "torch": torch_version(),
+        "notes": sc.notes,
+    }
+    (case / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+    print(f"recorded {case.name:32s} rc={rc} {elapsed:5.1f}s {size / 1024:6.1f} KiB", flush=True)
+    return case
+
+
+def select(only: list[str]) -> list[tuple[Scenario, str]]:
+    """Cases named by --only: a scenario (all layouts), a layout, or '<scenario>-<layout>'."""
+    every = [(sc, lay) for sc in SCENARIOS.values() for lay in LAYOUTS]
+    if not only:
+        return every
+    picked = [(sc, lay) for sc, lay in every
+              if any(name in (sc.name, lay, f"{sc.name}-{lay}") for name in only)]
+    unknown = [n for n in only if not any(n in (sc.name, lay, f"{sc.name}-{lay}") for sc, lay in every)]
+    if unknown:
+        raise SystemExit(f"unknown scenario/layout/case: {', '.join(unknown)}; "
+                         f"scenarios: {', '.join(SCENARIOS)}; layouts: {', '.join(LAYOUTS)}")
+    return picked
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Record real torchrun scenarios as golden cases.")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="scenario, layout or <scenario>-<layout> (repeatable; default: all)")
+    p.add_argument("--out", type=Path, default=GOLDEN, help=f"output root (default: {_display(GOLDEN)})")
+    args = p.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for sc, layout in select(args.only):
+        try:
+            record_case(sc, layout, args.out)
+        except (AssertionError, RuntimeError) as exc:
+            print(f"FAILED {exc}", file=sys.stderr, flush=True)
+            failed.append(f"{sc.name}-{layout}")
+    if failed:
+        print(f"{len(failed)} case(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
