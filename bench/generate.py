@@ -53,7 +53,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 WORLD = 8
 OOM_RANK = 3
 HOST = "gpu-node-017"
@@ -206,6 +206,8 @@ class Job:
         sizes = [r.randrange(4, 26) * 262144 for _ in range(r.randrange(14, 20))]
         self.n_grad = len(sizes)
         self.grad_counts = sizes
+        # ZeRO-1 parameter all-gathers after the optimizer step (same on every rank)
+        self.allgather_counts = [r.randrange(2, 14) * 1048576 for _ in range(r.randrange(3, 6))]
         self.step = 0
         self.t = self.t0
 
@@ -260,8 +262,7 @@ class Rank:
         self.step_colls.append(
             f"AllReduce: opCount %x sendbuff 0x{gn:x} recvbuff 0x{gn:x} count 1 datatype 7 op 0{tail}"
         )
-        for _ in range(r.randrange(3, 6)):
-            cnt = r.randrange(2, 14) * 1048576
+        for cnt in job.allgather_counts:  # the schedule is the job's; only the pointers are per rank
             s, d = _ptr(r), _ptr(r)
             self.step_colls.append(
                 f"AllGather: opCount %x sendbuff 0x{s:x} recvbuff 0x{d:x} count {cnt} datatype 6 op 0{tail}"
@@ -270,8 +271,9 @@ class Rank:
         self.step_colls.append(
             f"AllReduce: opCount %x sendbuff 0x{lb:x} recvbuff 0x{lb:x} count 2 datatype 7 op 0{tail}"
         )
-        self.barrier = f"AllReduce: opCount %x sendbuff 0x{lb:x} recvbuff 0x{lb:x} count 1 datatype 7 op 0{tail}"
-        self.bcast = f"Broadcast: opCount %x sendbuff 0x{gn:x} recvbuff 0x{gn:x} count 1 datatype 4 op 0{tail}"
+        self.barrier = (
+            f"AllReduce: opCount %x sendbuff 0x{lb:x} recvbuff 0x{lb:x} count 1 datatype 7 op 0{tail}"
+        )
         self.f = RankFile(out / f"rank{rank}.log")
         self.train_bar_open = False
         self.train_bar_start = 0.0
@@ -301,7 +303,9 @@ def nccl_init(job: Job, rk: Rank, t: float) -> None:
     aff = "ffffffff,00000000,ffffffff" if rank < 4 else "00000000,ffffffff,00000000,ffffffff"
     w(f"{pi}Setting affinity for GPU {rank} to {aff}\n")
     w(f"{pi}NVLS multicast support is available on dev {rank}\n")
-    w(f"{pi}comm 0x{rk.comm:x} rank {rank} nRanks {WORLD} nNodes 1 localRanks {WORLD} localRank {rank} MNNVL 0\n")
+    w(
+        f"{pi}comm 0x{rk.comm:x} rank {rank} nRanks {WORLD} nNodes 1 localRanks {WORLD} localRank {rank} MNNVL 0\n"
+    )
     w(f"{pi}NVLS Head  0: " + " ".join(f"{i:2d}" for i in range(WORLD)) + "\n")
     ring = "   " + "   ".join(str(i) for i in range(WORLD))
     nch = 24
@@ -323,14 +327,18 @@ def nccl_init(job: Job, rk: Rank, t: float) -> None:
     )
     w(f"{pi}Connected NVLS\n")
     w(f"{pi}threadThresholds 8/8/64 | 64/8/64 | 512 | 512\n")
-    w(f"{pi}24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer\n")
+    w(
+        f"{pi}24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer\n"
+    )
     w(
         f"{pi}TUNER/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: "
         f"No such file or directory : when loading libnccl-tuner.so\n"
     )
     w(f"{pi}TUNER/Plugin: Using internal tuner plugin.\n")
-    w(f"{pi}ncclCommInitRank comm 0x{rk.comm:x} rank {rank} nranks {WORLD} cudaDev {rank} nvmlDev {rank} "
-      f"busId {bus} commId {commid} - Init COMPLETE\n")
+    w(
+        f"{pi}ncclCommInitRank comm 0x{rk.comm:x} rank {rank} nranks {WORLD} cudaDev {rank} nvmlDev {rank} "
+        f"busId {bus} commId {commid} - Init COMPLETE\n"
+    )
     tot = 0.9 + r.random() * 0.6
     w(
         f"{pi}Init timings: rank {rank} nranks {WORLD} total {tot:.2f} (kernels 0.{r.randrange(10, 30)}, "
@@ -357,15 +365,22 @@ def startup_python(job: Job, rk: Rank, t: float) -> None:
     )
     if rk.rank == 0:
         ts = _ts_ds(t)
-        w(f"[{ts}] [INFO] [real_accelerator.py:219:get_accelerator] Setting ds_accelerator to cuda (auto detect)\n")
-        w(f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank 0] DeepSpeed info: version=0.15.4, git-hash=unknown, "
-          "git-branch=unknown\n")
+        w(
+            f"[{ts}] [INFO] [real_accelerator.py:219:get_accelerator] Setting ds_accelerator to cuda (auto detect)\n"
+        )
+        w(
+            f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank 0] DeepSpeed info: version=0.15.4, git-hash=unknown, "
+            "git-branch=unknown\n"
+        )
         w(f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank 0] Creating torch.float16 ZeRO stage 1 optimizer\n")
         w(f"[{ts}] [INFO] [config.py:1005:print] DeepSpeedEngine configuration:\n")
         for k, v in (
             ("bfloat16_enabled", "False"),
-            ("dynamic_loss_scale_args", "{'init_scale': 65536, 'scale_window': 1000, 'delayed_shift': 2, "
-             "'consecutive_hysteresis': False, 'min_scale': 1}"),
+            (
+                "dynamic_loss_scale_args",
+                "{'init_scale': 65536, 'scale_window': 1000, 'delayed_shift': 2, "
+                "'consecutive_hysteresis': False, 'min_scale': 1}",
+            ),
             ("fp16_enabled", "True"),
             ("gradient_clipping", "1.0"),
             ("initial_dynamic_scale", "65536"),
@@ -389,9 +404,14 @@ def startup_python(job: Job, rk: Rank, t: float) -> None:
     if rk.rank == WORLD - 1:
         w("------------------------ arguments ------------------------\n")
         for k, v in (
-            ("bf16", "False"), ("fp16", "True"), ("global_batch_size", str(job.gbs)),
-            ("initial_loss_scale", "65536.0"), ("log_interval", "1"), ("lr", str(job.lr_peak)),
-            ("params_dtype", "torch.float16"), ("train_iters", str(TRAIN_ITERS)),
+            ("bf16", "False"),
+            ("fp16", "True"),
+            ("global_batch_size", str(job.gbs)),
+            ("initial_loss_scale", "65536.0"),
+            ("log_interval", "1"),
+            ("lr", str(job.lr_peak)),
+            ("params_dtype", "torch.float16"),
+            ("train_iters", str(TRAIN_ITERS)),
             ("world_size", str(WORLD)),
         ):
             w(f"  {k} {'.' * (48 - len(k))} {v}\n")
@@ -454,7 +474,9 @@ def eval_block(job: Job, rk: Rank, step: int, t: float) -> None:
     if rk.rank == WORLD - 1:
         ppl = math.exp(min(20.0, job.loss(step)))
         w("-" * 99 + "\n")
-        w(f" validation loss at iteration {step} | lm loss value: {math.log(ppl):.6E} | lm loss PPL: {ppl:.6E} | \n")
+        w(
+            f" validation loss at iteration {step} | lm loss value: {math.log(ppl):.6E} | lm loss PPL: {ppl:.6E} | \n"
+        )
         w("-" * 99 + "\n")
 
 
@@ -467,16 +489,28 @@ def checkpoint_block(job: Job, rk: Rank, step: int, t: float, upload_fails: bool
         w(f"saving checkpoint at iteration {step:7d} to /checkpoints/gpt-1.3b\n")
     if rk.rank == 0:
         path = f"/checkpoints/gpt-1.3b/global_step{step}"
-        w(f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank 0] [Torch] Checkpoint global_step{step} is about "
-          "to be saved!\n")
-        w(f"[{ts}] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Saving {path}/mp_rank_00_model_states.pt...\n")
-        w(f"[{ts}] [INFO] [torch_checkpoint_engine.py:23:save] [Torch] Saved {path}/mp_rank_00_model_states.pt.\n")
-    w(f"[{ts}] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Saving /checkpoints/gpt-1.3b/global_step{step}/"
-      f"zero_pp_rank_{rk.rank}_mp_rank_00_optim_states.pt...\n")
-    w(f"[{ts}] [INFO] [torch_checkpoint_engine.py:23:save] [Torch] Saved /checkpoints/gpt-1.3b/global_step{step}/"
-      f"zero_pp_rank_{rk.rank}_mp_rank_00_optim_states.pt.\n")
+        w(
+            f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank 0] [Torch] Checkpoint global_step{step} is about "
+            "to be saved!\n"
+        )
+        w(
+            f"[{ts}] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Saving {path}/mp_rank_00_model_states.pt...\n"
+        )
+        w(
+            f"[{ts}] [INFO] [torch_checkpoint_engine.py:23:save] [Torch] Saved {path}/mp_rank_00_model_states.pt.\n"
+        )
+    w(
+        f"[{ts}] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Saving /checkpoints/gpt-1.3b/global_step{step}/"
+        f"zero_pp_rank_{rk.rank}_mp_rank_00_optim_states.pt...\n"
+    )
+    w(
+        f"[{ts}] [INFO] [torch_checkpoint_engine.py:23:save] [Torch] Saved /checkpoints/gpt-1.3b/global_step{step}/"
+        f"zero_pp_rank_{rk.rank}_mp_rank_00_optim_states.pt.\n"
+    )
     if rk.rank == WORLD - 1:
-        w(f"  successfully saved checkpoint from iteration {step:7d} to /checkpoints/gpt-1.3b [ t 1/1, p 1/1 ]\n")
+        w(
+            f"  successfully saved checkpoint from iteration {step:7d} to /checkpoints/gpt-1.3b [ t 1/1, p 1/1 ]\n"
+        )
     if rk.rank == 0 and upload_fails:
         # a handled exception, logged with logger.exception by a side-car uploader: harmless
         w(
@@ -499,13 +533,17 @@ def checkpoint_block(job: Job, rk: Rank, step: int, t: float, upload_fails: bool
 def deepspeed_step(job: Job, rk: Rank, step: int, t: float) -> None:
     w = rk.f.w
     lr = job.lr(step)
-    w(f"[{_ts_ds(t)}] [INFO] [logging.py:128:log_dist] [Rank 0] step={step}, skipped={job.skipped}, "
-      f"lr=[{lr:.10g}], mom=[(0.9, 0.95)]\n")
+    w(
+        f"[{_ts_ds(t)}] [INFO] [logging.py:128:log_dist] [Rank 0] step={step}, skipped={job.skipped}, "
+        f"lr=[{lr:.10g}], mom=[(0.9, 0.95)]\n"
+    )
     cur = job.gbs / STEP_SECONDS * (0.97 + 0.06 * rk.rng.random())
     mem = 21.3 + rk.rng.random() * 0.2
-    w(f"[{_ts_ds(t + 0.001)}] [INFO] [timer.py:260:stop] epoch=0/micro_step={step * 4}/global_step={step}, "
-      f"RunningAvgSamplesPerSec={job.gbs / STEP_SECONDS:.10g}, CurrSamplesPerSec={cur:.10g}, "
-      f"MemAllocated={mem:.2f}GB, MaxMemAllocated=38.02GB\n")
+    w(
+        f"[{_ts_ds(t + 0.001)}] [INFO] [timer.py:260:stop] epoch=0/micro_step={step * 4}/global_step={step}, "
+        f"RunningAvgSamplesPerSec={job.gbs / STEP_SECONDS:.10g}, CurrSamplesPerSec={cur:.10g}, "
+        f"MemAllocated={mem:.2f}GB, MaxMemAllocated=38.02GB\n"
+    )
 
 
 def megatron_line(job: Job, rk: Rank, step: int, t: float, loss: float, gn: float, skipped: bool) -> None:
@@ -531,12 +569,16 @@ def overflow_line(job: Job, rk: Rank, t: float) -> bool:
     """DeepSpeed DynamicLossScaler.update_scale on an overflow; returns True when the scale dropped."""
     ts = _ts_ds(t)
     if job.hysteresis > 1:
-        rk.f.w(f"[{ts}] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
-               f"Attempted loss scale: {job.loss_scale}, but hysteresis is {job.hysteresis}. Reducing hysteresis "
-               f"to {job.hysteresis - 1}\n")
+        rk.f.w(
+            f"[{ts}] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+            f"Attempted loss scale: {job.loss_scale}, but hysteresis is {job.hysteresis}. Reducing hysteresis "
+            f"to {job.hysteresis - 1}\n"
+        )
         return False
-    rk.f.w(f"[{ts}] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
-           f"Attempted loss scale: {job.loss_scale}, reducing to {job.loss_scale // 2}\n")
+    rk.f.w(
+        f"[{ts}] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+        f"Attempted loss scale: {job.loss_scale}, reducing to {job.loss_scale // 2}\n"
+    )
     return True
 
 
@@ -552,16 +594,42 @@ def _oom_traceback(job: Job, rk: Rank, t: float) -> None:
         (f"{MEGATRON}/megatron/training.py", 222, "pretrain", "iteration = train(forward_step_func,"),
         (f"{MEGATRON}/megatron/training.py", 1265, "train", "train_step(forward_step_func,"),
         (f"{MEGATRON}/megatron/training.py", 676, "train_step", "losses_reduced = forward_backward_func("),
-        (f"{MEGATRON}/megatron/core/pipeline_parallel/schedules.py", 329, "forward_backward_no_pipelining",
-         "output_tensor = forward_step("),
-        (f"{MEGATRON}/megatron/core/pipeline_parallel/schedules.py", 183, "forward_step",
-         "output_tensor, loss_func = forward_step_func(data_iterator, model)"),
-        (f"{MEGATRON}/pretrain_gpt.py", 278, "forward_step", "output_tensor, other_losses = model(tokens, "
-         "position_ids, attention_mask,"),
-        (f"{TORCH_SITE}/torch/nn/modules/module.py", 1736, "_wrapped_call_impl",
-         "return self._call_impl(*args, **kwargs)"),
-        (f"{TORCH_SITE}/torch/nn/modules/module.py", 1747, "_call_impl", "return forward_call(*args, **kwargs)"),
-        (f"{TORCH_SITE}/deepspeed/runtime/engine.py", 1899, "forward", "loss = self.module(*inputs, **kwargs)"),
+        (
+            f"{MEGATRON}/megatron/core/pipeline_parallel/schedules.py",
+            329,
+            "forward_backward_no_pipelining",
+            "output_tensor = forward_step(",
+        ),
+        (
+            f"{MEGATRON}/megatron/core/pipeline_parallel/schedules.py",
+            183,
+            "forward_step",
+            "output_tensor, loss_func = forward_step_func(data_iterator, model)",
+        ),
+        (
+            f"{MEGATRON}/pretrain_gpt.py",
+            278,
+            "forward_step",
+            "output_tensor, other_losses = model(tokens, position_ids, attention_mask,",
+        ),
+        (
+            f"{TORCH_SITE}/torch/nn/modules/module.py",
+            1736,
+            "_wrapped_call_impl",
+            "return self._call_impl(*args, **kwargs)",
+        ),
+        (
+            f"{TORCH_SITE}/torch/nn/modules/module.py",
+            1747,
+            "_call_impl",
+            "return forward_call(*args, **kwargs)",
+        ),
+        (
+            f"{TORCH_SITE}/deepspeed/runtime/engine.py",
+            1899,
+            "forward",
+            "loss = self.module(*inputs, **kwargs)",
+        ),
         (f"{MEGATRON}/megatron/model/transformer.py", 1772, "forward", "hidden_states, moe_loss = layer("),
         (f"{MEGATRON}/megatron/model/transformer.py", 561, "forward", "attention_scores = torch.baddbmm("),
     ]
@@ -596,35 +664,58 @@ def _watchdog_timeout(job: Job, rk: Rank, t: float, seq: int, numel: int, first:
     w = rk.f.w
     n = rk.rank
     elapsed = WATCHDOG_TIMEOUT_MS + r.randrange(20, 120)
-    work = (f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={numel}, NumelOut={numel}, "
-            f"Timeout(ms)={WATCHDOG_TIMEOUT_MS})")
+    work = (
+        f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={numel}, NumelOut={numel}, "
+        f"Timeout(ms)={WATCHDOG_TIMEOUT_MS})"
+    )
     caught = f"[Rank {n}] Watchdog caught collective operation timeout: {work} ran for {elapsed} milliseconds before timing out."
     pg = f"[PG ID 0 PG GUID 0(default_pg) Rank {n}] "
     w(_c10("E", t, r, "ProcessGroupNCCL.cpp:616", n) + caught + "\n")
-    w(_c10("E", t, r, "ProcessGroupNCCL.cpp:1785", n) + f"{pg}Exception (either an error or timeout) detected by "
-      f"watchdog at work: {seq}, last enqueued NCCL work: {seq + job.n_grad - 1}, last completed NCCL work: {seq - 1}.\n")
+    w(
+        _c10("E", t, r, "ProcessGroupNCCL.cpp:1785", n)
+        + f"{pg}Exception (either an error or timeout) detected by "
+        f"watchdog at work: {seq}, last enqueued NCCL work: {seq + job.n_grad - 1}, last completed NCCL work: {seq - 1}.\n"
+    )
     who = "this local rank" if n == first else f" rank {first}"
-    w(_c10("E", t + 0.001, r, "ProcessGroupNCCL.cpp:1834", n) + f"{pg}Timeout at NCCL work: {seq}, last enqueued NCCL "
-      f"work: {seq + job.n_grad - 1}, last completed NCCL work: {seq - 1}.\n")
-    w(_c10("E", t + 0.002, r, "ProcessGroupNCCL.cpp:1551", n) + f"{pg}Received a dump signal due to a collective "
-      f"timeout from {who} and we will try our best to dump the debug info. Last enqueued NCCL work: "
-      f"{seq + job.n_grad - 1}, last completed NCCL work: {seq - 1}.This is most likely caused by incorrect usages of "
-      "collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the "
-      "scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other "
-      "reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. \n")
-    w(_c10("E", t + 0.003, r, "ProcessGroupNCCL.cpp:1595", n) + f"{pg}ProcessGroupNCCL preparing to dump debug info.\n")
-    w(_c10("E", t + 0.004, r, "ProcessGroupNCCL.cpp:630", n) + f"[Rank {n}] Some NCCL operations have failed or "
-      "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
-      "corrupted/incomplete data.\n")
-    w(_c10("E", t + 0.004, r, "ProcessGroupNCCL.cpp:636", n) + f"[Rank {n}] To avoid data inconsistency, we are "
-      "taking the entire process down.\n")
+    w(
+        _c10("E", t + 0.001, r, "ProcessGroupNCCL.cpp:1834", n)
+        + f"{pg}Timeout at NCCL work: {seq}, last enqueued NCCL "
+        f"work: {seq + job.n_grad - 1}, last completed NCCL work: {seq - 1}.\n"
+    )
+    w(
+        _c10("E", t + 0.002, r, "ProcessGroupNCCL.cpp:1551", n)
+        + f"{pg}Received a dump signal due to a collective "
+        f"timeout from {who} and we will try our best to dump the debug info. Last enqueued NCCL work: "
+        f"{seq + job.n_grad - 1}, last completed NCCL work: {seq - 1}.This is most likely caused by incorrect usages of "
+        "collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the "
+        "scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other "
+        "reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. \n"
+    )
+    w(
+        _c10("E", t + 0.003, r, "ProcessGroupNCCL.cpp:1595", n)
+        + f"{pg}ProcessGroupNCCL preparing to dump debug info.\n"
+    )
+    w(
+        _c10("E", t + 0.004, r, "ProcessGroupNCCL.cpp:630", n)
+        + f"[Rank {n}] Some NCCL operations have failed or "
+        "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+        "corrupted/incomplete data.\n"
+    )
+    w(
+        _c10("E", t + 0.004, r, "ProcessGroupNCCL.cpp:636", n)
+        + f"[Rank {n}] To avoid data inconsistency, we are "
+        "taking the entire process down.\n"
+    )
     what = f"{pg}Process group watchdog thread terminated with exception: {caught}"
     w(_c10("E", t + 0.005, r, "ProcessGroupNCCL.cpp:1595", n) + what + "\n")
     base = 0x7F00_0000_0000 + (r.randrange(0x100000) << 12)
     frames = [
         ("c10::Error::Error(c10::SourceLocation, std::string) + 0x96", "libc10.so"),
-        ("c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
-         "std::ratio<1l, 1000l> > >) + 0x1d2", "libtorch_cuda.so"),
+        (
+            "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+            "std::ratio<1l, 1000l> > >) + 0x1d2",
+            "libtorch_cuda.so",
+        ),
         ("c10d::ProcessGroupNCCL::watchdogHandler() + 0x233", "libtorch_cuda.so"),
         ("c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d", "libtorch_cuda.so"),
         ("<unknown function> + 0x145c0", "libtorch.so"),
@@ -633,21 +724,29 @@ def _watchdog_timeout(job: Job, rk: Rank, t: float, seq: int, numel: int, first:
     ]
 
     def stack(at: str) -> None:
-        w(f"Exception raised from {at} at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:618 (most recent call first):\n")
+        w(
+            f"Exception raised from {at} at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:618 (most recent call first):\n"
+        )
         for i, (fn, lib) in enumerate(frames):
             where = lib if lib.startswith("/") else f"{TORCH_SITE}/torch/lib/{lib}"
-            w(f"frame #{i}: {fn} (0x{base + i * 0x1f3a8:x} in {where})\n")
+            w(f"frame #{i}: {fn} (0x{base + i * 0x1F3A8:x} in {where})\n")
         w("\n")
 
     stack("checkTimeout")
     w("terminate called after throwing an instance of 'c10::DistBackendError'\n")
     w(f"  what():  {what}\n")
     stack("checkTimeout")
-    w("Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1601 "
-      "(most recent call first):\n")
-    w(f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x{base:x} in "
-      f"{TORCH_SITE}/torch/lib/libc10.so)\n")
-    w(f"frame #1: <unknown function> + 0xe5c6fc (0x{base + 0x5c6fc:x} in {TORCH_SITE}/torch/lib/libtorch_cuda.so)\n")
+    w(
+        "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1601 "
+        "(most recent call first):\n"
+    )
+    w(
+        f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x{base:x} in "
+        f"{TORCH_SITE}/torch/lib/libc10.so)\n"
+    )
+    w(
+        f"frame #1: <unknown function> + 0xe5c6fc (0x{base + 0x5C6FC:x} in {TORCH_SITE}/torch/lib/libtorch_cuda.so)\n"
+    )
     w("\n")
 
 
@@ -667,7 +766,9 @@ def fatal_sequence(job: Job, ranks: list[Rank], step: int) -> None:
         collectives(job, rk, job.op_count, rk.step_colls, upto=rk.n_async)
         if abs(rk.rank - OOM_RANK) == 1:
             rk.f.w(f"{rk.pfx_service}[Service thread] Connection closed by localRank {OOM_RANK}\n")
-        t_to = t_oom + WATCHDOG_TIMEOUT_MS / 1000 + (0.0 if rk.rank == first else 0.05 + rk.rng.random() * 0.4)
+        t_to = (
+            t_oom + WATCHDOG_TIMEOUT_MS / 1000 + (0.0 if rk.rank == first else 0.05 + rk.rng.random() * 0.4)
+        )
         _watchdog_timeout(job, rk, t_to, seq, numel, first)
 
 
@@ -771,7 +872,8 @@ def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> d
             "failure": "cuda_oom",
             "initiator_rank": OOM_RANK,
             "step": step,
-            "collateral": "collective_timeout on ranks " + ",".join(str(r) for r in range(WORLD) if r != OOM_RANK),
+            "collateral": "collective_timeout on ranks "
+            + ",".join(str(r) for r in range(WORLD) if r != OOM_RANK),
         },
         "generate_seconds": round(time.perf_counter() - t_start, 2),
     }
@@ -785,7 +887,11 @@ def load_manifest(out: Path, size_mb: float, seed: int) -> dict | None:
         m = json.loads((out / "manifest.json").read_text())
     except (OSError, ValueError):
         return None
-    if m.get("generator_version") != GENERATOR_VERSION or m.get("seed") != seed or m.get("size_mb") != size_mb:
+    if (
+        m.get("generator_version") != GENERATOR_VERSION
+        or m.get("seed") != seed
+        or m.get("size_mb") != size_mb
+    ):
         return None
     files = m.get("files", [])
     if len(files) != m.get("world_size"):

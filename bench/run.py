@@ -19,6 +19,7 @@ Nothing here asserts a timing: the figures are printed, and written to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -43,6 +44,7 @@ MTAIL_DIR = BENCH / "mtail"
 MTAIL_PROG = MTAIL_DIR / "rankwatch.mtail"
 TOOLS = ("rankwatch", "mtail", "grep")
 MB = 1_000_000
+_GNU_TIME: str | None = None  # set in main()
 
 
 # ---------------------------------------------------------------------------
@@ -62,36 +64,76 @@ class Run:
     stdout_path: str = ""
     stderr_tail: str = ""
     error: str = ""
+    rss_source: str = ""
 
     @property
     def cpu_s(self) -> float:
         return self.user_s + self.sys_s
 
 
-def measure(tool: str, argv: list[str], out_dir: Path, env: dict[str, str] | None = None,
-            timeout: float | None = None, tag: str = "") -> Run:
-    """Run ``argv`` once: wall time around fork..reap, rusage of that child from wait4."""
+GNU_TIME = "/usr/bin/time"
+
+
+def _gnu_time() -> str | None:
+    """GNU time, if installed: it forks the measured command from a ~2 MB process."""
+    if not os.access(GNU_TIME, os.X_OK):
+        return None
+    try:
+        p = subprocess.run([GNU_TIME, "-f", "%M", "true"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return GNU_TIME if p.stderr.strip().isdigit() else None
+
+
+def measure(
+    tool: str,
+    argv: list[str],
+    out_dir: Path,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    tag: str = "",
+) -> Run:
+    """Run ``argv`` once: wall time around spawn..reap; CPU from ``wait4``; peak RSS from GNU time.
+
+    The peak RSS is not taken from ``wait4``/``RUSAGE_CHILDREN`` alone: Linux carries
+    the RSS a child had at ``fork`` (a copy of this Python process, ~20-40 MB) into
+    its ``ru_maxrss`` across ``exec``, which would hide the footprint of small tools
+    such as grep.  GNU time forks the command from a tiny process and reports the
+    command's own ``ru_maxrss`` (%M); without GNU time the wait4 figure is used and
+    flagged (``rss_source``).
+    """
     run = Run(tool=tool, argv=argv)
     out_dir.mkdir(parents=True, exist_ok=True)
     stdout_path = out_dir / f"{tool}{tag}.stdout"
     stderr_path = out_dir / f"{tool}{tag}.stderr"
+    rss_path = out_dir / f"{tool}{tag}.maxrss"
     run.stdout_path = str(stdout_path)
+    gt = _GNU_TIME
+    full = [gt, "-f", "%M", "-o", str(rss_path), *argv] if gt else argv
+    run.rss_source = "GNU time %M" if gt else "wait4 ru_maxrss (includes the fork-time RSS of the parent)"
     with open(stdout_path, "wb") as so, open(stderr_path, "wb") as se:
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(argv, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
-                                    env=env, start_new_session=True, cwd=ROOT)
+            proc = subprocess.Popen(
+                full,
+                stdout=so,
+                stderr=se,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+                cwd=ROOT,
+            )
         except OSError as e:
             run.error = f"cannot start: {e}"
             return run
         timer = None
         if timeout:
+
             def _kill() -> None:
                 run.timed_out = True
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+
             timer = threading.Timer(timeout, _kill)
             timer.start()
         _, status, ru = os.wait4(proc.pid, 0)
@@ -101,10 +143,15 @@ def measure(tool: str, argv: list[str], out_dir: Path, env: dict[str, str] | Non
         proc.returncode = os.waitstatus_to_exitcode(status)
     run.rc = proc.returncode
     run.user_s, run.sys_s, run.maxrss_kb = ru.ru_utime, ru.ru_stime, ru.ru_maxrss
-    try:
+    if gt:
+        try:
+            lines = rss_path.read_text().split()
+            run.maxrss_kb = int(lines[-1])
+        except (OSError, ValueError, IndexError):
+            run.rss_source = "wait4 ru_maxrss (GNU time gave no figure)"
+        # GNU time exits with the command's status, or 128+signal when it was killed
+    with contextlib.suppress(OSError):
         run.stderr_tail = stderr_path.read_text(errors="replace")[-2000:]
-    except OSError:
-        pass
     return run
 
 
@@ -129,12 +176,15 @@ def rankwatch_cmd() -> list[str]:
 
 def rankwatch_available() -> tuple[bool, str]:
     try:
-        p = subprocess.run([*rankwatch_cmd(), "diagnose", "--help"], capture_output=True, text=True,
-                           timeout=120, cwd=ROOT)
+        p = subprocess.run(
+            [*rankwatch_cmd(), "diagnose", "--help"], capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return False, str(e)
     if p.returncode != 0:
-        return False, (p.stderr or p.stdout).strip().splitlines()[-1:][0] if (p.stderr or p.stdout) else f"rc={p.returncode}"
+        return False, (p.stderr or p.stdout).strip().splitlines()[-1:][0] if (
+            p.stderr or p.stdout
+        ) else f"rc={p.returncode}"
     return True, ""
 
 
@@ -154,8 +204,17 @@ def argv_for(tool: str, corpus: Path, files: list[Path]) -> tuple[list[str], dic
     if tool == "rankwatch":
         return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json"], None
     if tool == "mtail":
-        return [mtail_bin() or "mtail", "--one_shot", "--one_shot_format", "json", "--progs", str(MTAIL_DIR),
-                "--logs", str(corpus / "rank*.log"), "--logtostderr"], None
+        return [
+            mtail_bin() or "mtail",
+            "--one_shot",
+            "--one_shot_format",
+            "json",
+            "--progs",
+            str(MTAIL_DIR),
+            "--logs",
+            str(corpus / "rank*.log"),
+            "--logtostderr",
+        ], None
     if tool == "grep":
         env = dict(os.environ, LC_ALL="C")
         return ["grep", "-c", "-E", "-f", str(PATTERNS), *map(str, files)], env
@@ -179,8 +238,9 @@ def summarize_rankwatch(path: Path, expected: dict) -> dict:
         s["top_initiator_rank"] = (top.get("initiator") or {}).get("rank")
         s["top_severity"] = top.get("severity")
         s["failures"] = [i.get("failure") for i in inc]
-    s["matches_expected"] = (s.get("top_failure") == expected.get("failure")
-                             and s.get("top_initiator_rank") == expected.get("initiator_rank"))
+    s["matches_expected"] = s.get("top_failure") == expected.get("failure") and s.get(
+        "top_initiator_rank"
+    ) == expected.get("initiator_rank")
     return s
 
 
@@ -207,11 +267,22 @@ def summarize_mtail(path: Path) -> dict:
         per_file_pattern.setdefault(f, {})[p] = int(v)
     lines = sum(int(v) for _, v in _mtail_values(d, "rankwatch_lines_total"))
     gauges = {}
-    for g in ("rankwatch_step", "rankwatch_loss", "rankwatch_grad_norm", "rankwatch_loss_scale",
-              "rankwatch_skipped_steps"):
+    for g in (
+        "rankwatch_step",
+        "rankwatch_loss",
+        "rankwatch_grad_norm",
+        "rankwatch_loss_scale",
+        "rankwatch_skipped_steps",
+    ):
         gauges[g] = {Path(lab[0]).name: v for lab, v in _mtail_values(d, g)}
-    return {"ok": True, "lines": lines, "fingerprint_lines": sum(per_pattern.values()),
-            "per_pattern": per_pattern, "per_file_pattern": per_file_pattern, "gauges": gauges}
+    return {
+        "ok": True,
+        "lines": lines,
+        "fingerprint_lines": sum(per_pattern.values()),
+        "per_pattern": per_pattern,
+        "per_file_pattern": per_file_pattern,
+        "gauges": gauges,
+    }
 
 
 def summarize_grep(path: Path) -> dict:
@@ -248,16 +319,21 @@ def check_equivalence(files: list[Path], mtail_summary: dict | None) -> dict:
     pats = PATTERNS.read_text().split("\n")
     if pats and pats[-1] == "":
         pats.pop()
-    res: dict = {"mtail_patterns": len(fps), "grep_patterns": len(pats),
-                 "same_regexes": [rx for _, rx in fps] == pats, "count_mismatches": []}
+    res: dict = {
+        "mtail_patterns": len(fps),
+        "grep_patterns": len(pats),
+        "same_regexes": [rx for _, rx in fps] == pats,
+        "count_mismatches": [],
+    }
     if not mtail_summary or not mtail_summary.get("ok"):
         res["note"] = "mtail output unavailable; only the regex lists were compared"
         return res
     env = dict(os.environ, LC_ALL="C")
     per_file = mtail_summary["per_file_pattern"]
     for name, rx in fps:
-        p = subprocess.run(["grep", "-c", "-E", "-e", rx, *map(str, files)], capture_output=True, text=True,
-                           env=env)
+        p = subprocess.run(
+            ["grep", "-c", "-E", "-e", rx, *map(str, files)], capture_output=True, text=True, env=env
+        )
         for line in p.stdout.splitlines():
             f, _, n = line.rpartition(":")
             g = int(n)
@@ -301,11 +377,14 @@ def profile_rankwatch(corpus: Path, out_dir: Path, top: int = 25) -> str:
     if not prof.exists():
         return f"profiling failed (rc={r.rc}): {r.stderr_tail[-500:]}"
     import io
+
     buf = io.StringIO()
     st = pstats.Stats(str(prof), stream=buf)
     st.strip_dirs().sort_stats("cumulative").print_stats(top)
-    return (f"cProfile of rankwatch diagnose on {corpus} (wall {r.wall_s:.2f} s under the profiler, "
-            f"main process only):\n" + buf.getvalue())
+    return (
+        f"cProfile of rankwatch diagnose on {corpus} (wall {r.wall_s:.2f} s under the profiler, "
+        f"main process only):\n" + buf.getvalue()
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -336,20 +415,23 @@ def table_for_size(entry: dict) -> str:
         f"{_fmt_int(c['lines'])} lines (+{_fmt_int(c['cr_segments'])} \\r-separated tqdm segments), "
         f"{c['steps']} steps; planted: {c['expected']['failure']} on rank {c['expected']['initiator_rank']}",
         "",
-        f"  {'tool':<11}{'wall s':>9}{'MB/s':>9}{'lines/s':>12}{'cpu s':>8}{'peak RSS':>11}  found",
-        f"  {'-' * 11}{'-' * 9}{'-' * 9}{'-' * 12}{'-' * 8}{'-' * 11}  {'-' * 40}",
+        f"  {'tool':<11}{'runs':>5}{'wall s':>9}{'MB/s':>9}{'lines/s':>12}{'cpu s':>8}{'cpu MB/s':>10}"
+        f"{'peak RSS':>11}  found",
+        f"  {'-' * 11}{'-' * 5}{'-' * 9}{'-' * 9}{'-' * 12}{'-' * 8}{'-' * 10}{'-' * 11}  {'-' * 40}",
     ]
     for tool in TOOLS:
         t = entry["tools"].get(tool)
         if not t:
             continue
         if t["status"] != "ok":
-            out.append(f"  {tool:<11}{'—':>9}{'—':>9}{'—':>12}{'—':>8}{'—':>11}  {t['status']}")
+            out.append(
+                f"  {tool:<11}{'—':>5}{'—':>9}{'—':>9}{'—':>12}{'—':>8}{'—':>10}{'—':>11}  {t['status']}"
+            )
             continue
         b = t["best"]
         out.append(
-            f"  {tool:<11}{b['wall_s']:>9.3f}{b['mb_s']:>9.1f}{_fmt_int(b['lines_s']):>12}{b['cpu_s']:>8.2f}"
-            f"{b['maxrss_mb']:>8.1f} MB  {found_text(tool, t['found'])}"
+            f"  {tool:<11}{b['runs']:>5}{b['wall_s']:>9.3f}{b['mb_s']:>9.1f}{_fmt_int(b['lines_s']):>12}"
+            f"{b['cpu_s']:>8.2f}{b['cpu_mb_s']:>10.1f}{b['maxrss_mb']:>8.1f} MB  {found_text(tool, t['found'])}"
         )
     r = entry.get("ratios", {})
     if r:
@@ -358,9 +440,11 @@ def table_for_size(entry: dict) -> str:
             if key in r:
                 x = r[key]
                 speed = x["wall"]
-                how = (f"rankwatch {1 / speed:.1f}x faster" if speed < 1 else f"rankwatch {speed:.1f}x slower")
-                out.append(f"  {key:<16} wall {x['wall']:.3f}   MB/s {x['mb_s']:.3f}   peak RSS {x['rss']:.2f}"
-                           f"   ({how} than {label})")
+                how = f"rankwatch {1 / speed:.1f}x faster" if speed < 1 else f"rankwatch {speed:.1f}x slower"
+                out.append(
+                    f"  {key:<16} wall {x['wall']:.3f}   cpu {x.get('cpu', float('nan')):.3f}   MB/s {x['mb_s']:.3f}"
+                    f"   peak RSS {x['rss']:.2f}   ({how} than {label} by wall time)"
+                )
     return "\n".join(out)
 
 
@@ -371,8 +455,10 @@ def found_text(tool: str, f: dict) -> str:
         if not f.get("incidents"):
             return "0 incidents"
         mark = "as planted" if f.get("matches_expected") else "NOT the planted one"
-        return (f"{f['incidents']} incident(s); top {f.get('top_failure')} rank {f.get('top_initiator_rank')} "
-                f"({mark})")
+        return (
+            f"{f['incidents']} incident(s); top {f.get('top_failure')} rank {f.get('top_initiator_rank')} "
+            f"({mark})"
+        )
     if tool == "mtail":
         return f"{f['fingerprint_lines']} fingerprint hits, {_fmt_int(f['lines'])} lines read"
     if tool == "grep":
@@ -381,15 +467,17 @@ def found_text(tool: str, f: dict) -> str:
 
 
 def growth_text(entries: list[dict]) -> tuple[str, dict]:
+    """How each tool's throughput and memory change from the smallest to the largest corpus."""
     if len(entries) < 2:
         return "", {}
     a, z = entries[0], entries[-1]
     scale = z["corpus"]["bytes"] / a["corpus"]["bytes"]
     lines = [
-        f"growth from {a['corpus']['size_mb']:g} MB to {z['corpus']['size_mb']:g} MB (x{scale:.1f} data); "
-        "linear time: wall ratio ~ data ratio, MB/s ratio ~ 1; flat memory: RSS ratio ~ 1",
+        f"growth from {a['corpus']['size_mb']:g} MB to {z['corpus']['size_mb']:g} MB (x{scale:.1f} data). "
+        "Linear time: 'MB/s ratio' ~ 1 (wall, and net of start-up); flat memory: 'RSS ratio' ~ 1.",
         "",
-        f"  {'tool':<11}{'wall x':>9}{'MB/s small -> large':>26}{'ratio':>7}{'RSS small -> large':>26}{'ratio':>7}",
+        f"  {'tool':<11}{'wall x':>8}{'MB/s small -> large':>22}{'ratio':>7}{'net of start-up':>18}{'ratio':>7}"
+        f"{'cpu ratio':>10}{'RSS small -> large':>22}{'ratio':>7}",
     ]
     data = {}
     for tool in TOOLS:
@@ -398,16 +486,31 @@ def growth_text(entries: list[dict]) -> tuple[str, dict]:
             continue
         ba, bz = ta["best"], tz["best"]
         g = {
-            "wall_ratio": bz["wall_s"] / ba["wall_s"],
             "data_ratio": scale,
-            "mb_s_small": ba["mb_s"], "mb_s_large": bz["mb_s"], "mb_s_ratio": bz["mb_s"] / ba["mb_s"],
-            "rss_small_mb": ba["maxrss_mb"], "rss_large_mb": bz["maxrss_mb"],
+            "wall_ratio": bz["wall_s"] / ba["wall_s"],
+            "mb_s_small": ba["mb_s"],
+            "mb_s_large": bz["mb_s"],
+            "mb_s_ratio": bz["mb_s"] / ba["mb_s"],
+            "cpu_mb_s_ratio": bz["cpu_mb_s"] / ba["cpu_mb_s"] if ba.get("cpu_mb_s") else float("nan"),
+            "rss_small_mb": ba["maxrss_mb"],
+            "rss_large_mb": bz["maxrss_mb"],
             "rss_ratio": bz["maxrss_mb"] / ba["maxrss_mb"] if ba["maxrss_mb"] else float("nan"),
         }
+        if "mb_s_after_startup" in ba and "mb_s_after_startup" in bz:
+            g["net_mb_s_small"] = ba["mb_s_after_startup"]
+            g["net_mb_s_large"] = bz["mb_s_after_startup"]
+            g["net_mb_s_ratio"] = bz["mb_s_after_startup"] / ba["mb_s_after_startup"]
+            net = f"{g['net_mb_s_small']:.1f} -> {g['net_mb_s_large']:.1f}"
+            net_r = f"{g['net_mb_s_ratio']:.2f}"
+        else:
+            net, net_r = "—", "—"
         data[tool] = g
         mbs = f"{g['mb_s_small']:.1f} -> {g['mb_s_large']:.1f}"
         rss = f"{g['rss_small_mb']:.1f} -> {g['rss_large_mb']:.1f} MB"
-        lines.append(f"  {tool:<11}{g['wall_ratio']:>9.2f}{mbs:>26}{g['mb_s_ratio']:>7.2f}{rss:>26}{g['rss_ratio']:>7.2f}")
+        lines.append(
+            f"  {tool:<11}{g['wall_ratio']:>8.2f}{mbs:>22}{g['mb_s_ratio']:>7.2f}{net:>18}{net_r:>7}"
+            f"{g['cpu_mb_s_ratio']:>10.2f}{rss:>22}{g['rss_ratio']:>7.2f}"
+        )
     return "\n".join(lines), data
 
 
@@ -419,29 +522,58 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10,100", help="corpus sizes in MB, comma-separated (10 to 1024)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--keep", action="store_true",
-                    help="keep the corpora generated by this run and the tools' outputs under bench/data/ "
-                         "(corpora found there already are always reused and never deleted)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per tool and size; the fastest is reported")
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the corpora generated by this run and the tools' outputs under bench/data/ "
+        "(corpora found there already are always reused and never deleted)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="at most this many runs per tool and size; the fastest is reported (default 3)",
+    )
+    ap.add_argument(
+        "--repeat-budget",
+        type=float,
+        default=20.0,
+        help="no further repeats of a tool once its runs on a size took this many seconds "
+        "(default 20: fast tools are run 3 times, mtail on big corpora once)",
+    )
     ap.add_argument("--tools", default=",".join(TOOLS), help="subset of rankwatch,mtail,grep")
-    ap.add_argument("--profile", action="store_true",
-                    help="also run rankwatch under cProfile and print the top 25 functions by cumulative time")
-    ap.add_argument("--profile-size", type=float, default=None,
-                    help="corpus size to profile (default: the smallest requested)")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="also run rankwatch under cProfile and print the top 25 functions by cumulative time",
+    )
+    ap.add_argument(
+        "--profile-size",
+        type=float,
+        default=None,
+        help="corpus size to profile (default: the smallest requested)",
+    )
     ap.add_argument("--timeout", type=float, default=3600, help="seconds before a tool run is killed")
     ap.add_argument("--data-dir", type=Path, default=BENCH / "data")
     ap.add_argument("--results", type=Path, default=BENCH / "results" / "latest.json")
-    ap.add_argument("--no-equivalence", action="store_true",
-                    help="skip the per-pattern mtail-vs-grep count check on the smallest corpus")
+    ap.add_argument(
+        "--no-equivalence",
+        action="store_true",
+        help="skip the per-pattern mtail-vs-grep count check on the smallest corpus",
+    )
     a = ap.parse_args(argv)
 
+    global _GNU_TIME
+    _GNU_TIME = _gnu_time()
     sizes = sorted({float(s) for s in a.sizes.split(",") if s.strip()})
     tools = [t for t in TOOLS if t in {x.strip() for x in a.tools.split(",")}]
     unavailable: dict[str, str] = {}
     if "rankwatch" in tools:
         ok, why = rankwatch_available()
         if not ok:
-            unavailable["rankwatch"] = f"unavailable: `{' '.join(rankwatch_cmd())} diagnose --help` failed: {why}"
+            unavailable["rankwatch"] = (
+                f"unavailable: `{' '.join(rankwatch_cmd())} diagnose --help` failed: {why}"
+            )
     if "mtail" in tools and not mtail_bin():
         unavailable["mtail"] = "unavailable: mtail not on PATH (apt-get install -y mtail)"
     if "grep" in tools and not shutil.which("grep"):
@@ -455,12 +587,21 @@ def main(argv: list[str] | None = None) -> int:
         "mtail": tool_version([mtail_bin() or "mtail", "--version"]),
         "grep": tool_version(["grep", "--version"]),
         "rankwatch_cmd": " ".join(rankwatch_cmd()),
+        "peak_rss_source": "GNU time %M" if _GNU_TIME else "wait4 ru_maxrss (inflated by the parent's RSS)",
+        "loadavg_at_start": list(os.getloadavg()),
     }
     print(f"# rankwatch benchmark  ({env_info['cpu']}, {env_info['cpus']} CPUs, Python {env_info['python']})")
     print(f"# mtail: {env_info['mtail']}")
     print(f"# grep:  {env_info['grep']}")
     for tool, why in unavailable.items():
         print(f"# {tool}: {why}")
+    if not _GNU_TIME:
+        print("# peak RSS from wait4: includes this Python process's RSS at fork (apt-get install time)")
+    busy = os.getloadavg()[0]
+    if busy > (os.cpu_count() or 1) * 0.75:
+        print(
+            f"# note: load average {busy:.1f} on {os.cpu_count()} CPUs; wall times are noisy, cpu s is steadier"
+        )
     print()
 
     a.data_dir.mkdir(parents=True, exist_ok=True)
@@ -469,7 +610,31 @@ def main(argv: list[str] | None = None) -> int:
     equivalence: dict | None = None
     profile_text = ""
     work = Path(tempfile.mkdtemp(prefix="rankwatch-bench-", dir=a.data_dir))
+    startup: dict[str, float] = {}
     try:
+        # fixed cost of each tool (process start, imports, program compilation) on a tiny
+        # corpus; this also warms caches (.pyc files, binaries) before anything is timed
+        tiny = work / "tiny"
+        tiny.mkdir()
+        for r in range(8):
+            (tiny / f"rank{r}.log").write_text(
+                f"gpu-node-017:{4000 + r}:{4000 + r} [{r}] NCCL INFO cudaDriverVersion 12040\n"
+            )
+        tiny_files = sorted(tiny.glob("rank*.log"))
+        for tool in tools:
+            if tool in unavailable:
+                continue
+            cmd, env = argv_for(tool, tiny, tiny_files)
+            walls = [
+                measure(tool, cmd, work / "tiny-out", env=env, timeout=a.timeout).wall_s for _ in range(3)
+            ]
+            startup[tool] = min(walls)
+        if startup:
+            print(
+                "start-up cost on a tiny corpus (best of 3): "
+                + ", ".join(f"{t} {v:.3f} s" for t, v in startup.items())
+            )
+            print()
         for size in sizes:
             corpus = a.data_dir / f"{size:g}mb-seed{a.seed}"
             m = load_manifest(corpus, size, a.seed)
@@ -477,14 +642,24 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"generating {corpus} ...", flush=True)
                 m = generate(corpus, size, a.seed)
                 generated.append(corpus)
-                print(f"  {m['bytes'] / MB:.1f} MB, {m['lines']:,} lines in {m['generate_seconds']} s", flush=True)
+                print(
+                    f"  {m['bytes'] / MB:.1f} MB, {m['lines']:,} lines in {m['generate_seconds']} s",
+                    flush=True,
+                )
             files = [corpus / f["path"] for f in m["files"]]
             warm_cache(files)
+            load_before = os.getloadavg()[0]
             entry: dict = {
                 "corpus": {
-                    "path": str(corpus), "size_mb": size, "seed": a.seed, "files": len(files),
-                    "bytes": m["bytes"], "lines": m["lines"], "cr_segments": m["cr_segments"],
-                    "steps": m["steps"], "expected": m["expected"],
+                    "path": str(corpus),
+                    "size_mb": size,
+                    "seed": a.seed,
+                    "files": len(files),
+                    "bytes": m["bytes"],
+                    "lines": m["lines"],
+                    "cr_segments": m["cr_segments"],
+                    "steps": m["steps"],
+                    "expected": m["expected"],
                 },
                 "tools": {},
             }
@@ -497,9 +672,15 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 cmd, env = argv_for(tool, corpus, files)
                 best: Run | None = None
-                for i in range(a.repeat):
+                spent = 0.0
+                for i in range(max(1, a.repeat)):
+                    if i and spent >= a.repeat_budget:
+                        break
                     r = measure(tool, cmd, out_dir, env=env, timeout=a.timeout, tag=f".{i}")
-                    tr.runs.append({k: v for k, v in asdict(r).items() if k != "stdout_path"} | {"cpu_s": r.cpu_s})
+                    spent += r.wall_s
+                    tr.runs.append(
+                        {k: v for k, v in asdict(r).items() if k != "stdout_path"} | {"cpu_s": r.cpu_s}
+                    )
                     if r.error or r.timed_out:
                         break
                     if best is None or r.wall_s < best.wall_s:
@@ -510,10 +691,22 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     nb, nl = m["bytes"], m["lines"]
                     tr.best = {
-                        "wall_s": best.wall_s, "cpu_s": best.cpu_s, "user_s": best.user_s, "sys_s": best.sys_s,
-                        "maxrss_mb": best.maxrss_kb / 1024, "mb_s": _mbs(nb, best.wall_s),
-                        "lines_s": nl / best.wall_s if best.wall_s else float("nan"), "rc": best.rc,
+                        "wall_s": best.wall_s,
+                        "cpu_s": best.cpu_s,
+                        "user_s": best.user_s,
+                        "sys_s": best.sys_s,
+                        "maxrss_mb": best.maxrss_kb / 1024,
+                        "mb_s": _mbs(nb, best.wall_s),
+                        "lines_s": nl / best.wall_s if best.wall_s else float("nan"),
+                        "rc": best.rc,
+                        "cpu_mb_s": _mbs(nb, best.cpu_s),
+                        "rss_source": best.rss_source,
+                        "runs": len(tr.runs),
                     }
+                    st = startup.get(tool)
+                    if st is not None and best.wall_s > st:
+                        tr.best["startup_s"] = st
+                        tr.best["mb_s_after_startup"] = _mbs(nb, best.wall_s - st)
                     if tool == "rankwatch":
                         tr.found = summarize_rankwatch(Path(best.stdout_path), m["expected"])
                         if best.rc not in (0, 3) and not tr.found.get("ok"):
@@ -521,7 +714,9 @@ def main(argv: list[str] | None = None) -> int:
                     elif tool == "mtail":
                         tr.found = summarize_mtail(Path(best.stdout_path))
                         if tr.found.get("ok") and tr.found["lines"] != m["lines"]:
-                            tr.found["note_lines"] = f"mtail read {tr.found['lines']} lines, corpus has {m['lines']}"
+                            tr.found["note_lines"] = (
+                                f"mtail read {tr.found['lines']} lines, corpus has {m['lines']}"
+                            )
                         if equivalence is None and not a.no_equivalence:
                             equivalence = check_equivalence(files, tr.found)
                         tr.found.pop("per_file_pattern", None)
@@ -539,10 +734,12 @@ def main(argv: list[str] | None = None) -> int:
                     rw, ot = ok["rankwatch"], ok[other]
                     ratios[f"rankwatch/{other}"] = {
                         "wall": rw["wall_s"] / ot["wall_s"],
+                        "cpu": rw["cpu_s"] / ot["cpu_s"] if ot["cpu_s"] else float("nan"),
                         "mb_s": rw["mb_s"] / ot["mb_s"],
                         "rss": rw["maxrss_mb"] / ot["maxrss_mb"] if ot["maxrss_mb"] else float("nan"),
                     }
             entry["ratios"] = ratios
+            entry["loadavg_1m"] = {"before": load_before, "after": os.getloadavg()[0]}
             entries.append(entry)
             print()
             print(table_for_size(entry))
@@ -554,6 +751,8 @@ def main(argv: list[str] | None = None) -> int:
                     profile_text = profile_rankwatch(corpus, out_dir)
 
         gtext, gdata = growth_text(entries)
+        for tool, v in startup.items():
+            gdata.setdefault(tool, {})["startup_s"] = v
         if gtext:
             print(gtext)
             print()
@@ -566,8 +765,15 @@ def main(argv: list[str] | None = None) -> int:
         result = {
             "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "environment": env_info,
-            "settings": {"sizes": sizes, "seed": a.seed, "repeat": a.repeat, "tools": tools},
+            "settings": {
+                "sizes": sizes,
+                "seed": a.seed,
+                "repeat": a.repeat,
+                "repeat_budget_s": a.repeat_budget,
+                "tools": tools,
+            },
             "sizes": entries,
+            "startup_s": startup,
             "growth": gdata,
             "equivalence": equivalence,
         }
@@ -588,16 +794,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def equivalence_text(e: dict) -> str:
-    s = [f"mtail/grep equivalence (smallest corpus): {e['mtail_patterns']} mtail fingerprints, "
-         f"{e['grep_patterns']} grep patterns, identical regex lists: {'yes' if e['same_regexes'] else 'NO'}"]
+    s = [
+        f"mtail/grep equivalence (smallest corpus): {e['mtail_patterns']} mtail fingerprints, "
+        f"{e['grep_patterns']} grep patterns, identical regex lists: {'yes' if e['same_regexes'] else 'NO'}"
+    ]
     if "note" in e:
         s.append("  " + e["note"])
     elif e["count_mismatches"]:
-        s.append(f"  {len(e['count_mismatches'])} per-file/per-pattern count mismatches, e.g. {e['count_mismatches'][:3]}")
+        s.append(
+            f"  {len(e['count_mismatches'])} per-file/per-pattern count mismatches, e.g. {e['count_mismatches'][:3]}"
+        )
     else:
         hits = {k: v for k, v in sorted(e.get("per_pattern_totals", {}).items()) if v}
-        s.append("  every per-file, per-pattern count of mtail equals `grep -c -E -e PATTERN` "
-                 f"(patterns with hits: {hits})")
+        s.append(
+            "  every per-file, per-pattern count of mtail equals `grep -c -E -e PATTERN` "
+            f"(patterns with hits: {hits})"
+        )
     return "\n".join(s)
 
 

@@ -86,6 +86,11 @@ class _Correlator:
         return Finding(failure, role or Role(e.role), priority if priority is not None else e.priority,
                        rank, step, time, self.order, evidence, severity or e.severity, data=data)
 
+    def last_step(self, rank: int, local: int | None = None) -> int | None:
+        steps = [rs.last_step for k in (("g", rank), ("l", local if local is not None else rank))
+                 if (rs := self.st.ranks.get(k)) is not None and rs.last_step is not None]
+        return max(steps) if steps else None
+
     def world_size(self) -> int | None:
         ws = self.ctx.get("world_size")
         return int(ws) if ws else None
@@ -171,7 +176,8 @@ class _Correlator:
         if explicit or stuck or (lowest is not None and lowest <= 1) or (lowest is not None and lowest <= 8 and tail_run >= 3):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]
-            step = explicit[0].step if explicit else (last.step if last else None)
+            run_start = real[-tail_run] if real and tail_run else last
+            step = explicit[0].step if explicit else (run_start.step if run_start else None)
             out.append(self.finding(
                 "loss_scale_collapse", None, step, explicit[0].time if explicit else (last.time if last else None),
                 _uniq(evidence), overflows=len(real), lowest_scale=lowest, stuck_at_minimum=stuck or bool(explicit),
@@ -210,6 +216,8 @@ class _Correlator:
             d = ev.data
             code = d["exitcode"]
             rank = self.resolve(ev.rank, d.get("local_rank"))
+            if ev.step is None and rank is not None:
+                ev.step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step
             if not d.get("trusted") and ds_kills != 1:
                 rank = None  # DeepSpeed names the last-started command, not the failed rank
             sig = d.get("signal")
@@ -386,10 +394,11 @@ class _Correlator:
         ev = _uniq(head.evidence + ev)[:8]
         collateral: list[dict[str, Any]] = []
         seen: set[tuple[int | None, str]] = set()
-        for f in sorted(group, key=lambda f: (f.rank if f.rank is not None else 1 << 30, f.order)):
+        # one entry per rank (its most telling report); rank-less reports once per failure
+        for f in sorted(group, key=lambda f: (f.rank if f.rank is not None else 1 << 30, -f.priority, f.order)):
             if (f is head and head.role is Role.CAUSE) or (f.rank == rank and rank is not None) or f in benign:
                 continue
-            k = (f.rank, f.failure)
+            k = (f.rank, "" if f.rank is not None else f.failure)
             if k in seen:
                 continue
             seen.add(k)
@@ -479,7 +488,14 @@ def _uniq(sources: list[Source]) -> list[Source]:
 def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
     """Drop the copies every rank prints of the same scale move (same scales and time)."""
     out: list[ScaleMove] = []
+    by_step: set[tuple[int, float | None, float | None]] = set()
     for m in sorted(moves, key=lambda m: m.order):
+        if m.step is not None:
+            # every rank logs the same (synchronised) scale: one move per step
+            k = (m.step, m.from_scale, m.to_scale)
+            if k in by_step:
+                continue
+            by_step.add(k)
         if out:
             p = out[-1]
             if (p.from_scale, p.to_scale, p.time, p.step) == (m.from_scale, m.to_scale, m.time, m.step) and p.source.path == m.source.path and (m.time is not None or m.step is not None):

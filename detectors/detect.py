@@ -104,6 +104,30 @@ class JobState:
         if local is not None:
             self.seen_local.add(local)
 
+    def learn(self, local: int, rank: int) -> None:
+        """A line tied a local rank to a global one: fold what was seen under the local key."""
+        if self.local_to_global.get(local) == rank:
+            return
+        self.local_to_global[local] = rank
+        if local != rank:
+            self.multi_node = True
+        old = self.ranks.pop(("l", local), None)
+        if old is None:
+            return
+        cur = self.ranks.get(("g", rank))
+        if cur is None:
+            old.key = ("g", rank)
+            self.ranks[("g", rank)] = old
+            return
+        cur.n_samples += old.n_samples
+        if old.last_step_order > cur.last_step_order:
+            cur.last_step, cur.last_step_order, cur.last_step_time = old.last_step, old.last_step_order, old.last_step_time
+        for attr in ("first_bad_loss", "first_bad_grad", "first_bad_global", "spike", "explosion"):
+            a, b = getattr(old, attr), getattr(cur, attr)
+            if a is not None and (b is None or a.order < b.order):
+                setattr(cur, attr, a)
+        cur.samples = deque(sorted([*old.samples, *cur.samples], key=lambda r: r.order), maxlen=WINDOW)
+
     def rank_state(self, key: RankKey) -> RankState:
         st = self.ranks.get(key)
         if st is None:
@@ -131,12 +155,15 @@ class JobState:
         if ev.rank is not None:
             self.seen_global.add(ev.rank)
             if ev.local_rank is not None:
-                self.local_to_global[ev.local_rank] = ev.rank
-                if ev.local_rank != ev.rank:
-                    self.multi_node = True
+                self.learn(ev.local_rank, ev.rank)
         elif ev.local_rank is not None:
             self.seen_local.add(ev.local_rank)
-        key = key_of(ev.rank, ev.local_rank)
+        if ev.kind is EventKind.EXIT and ev.rank is None and ev.data.get("local_rank") is not None:
+            key = key_of(None, ev.data["local_rank"])  # the launcher names the worker by local rank
+        else:
+            key = key_of(ev.rank, ev.local_rank)
+        if key is not None and key[0] == "l" and key[1] in self.local_to_global:
+            key = ("g", self.local_to_global[key[1]])
         st = self.rank_state(key)
         step = ev.step
         if ev.kind is EventKind.SAMPLE:
@@ -159,9 +186,7 @@ class JobState:
             self.context_votes.setdefault("world_size", Counter())[ev.data["world_size"]] += 1
             lr = ev.data.get("local_rank")
             if lr is not None:
-                self.local_to_global[lr] = ev.data["rank"]
-                if lr != ev.data["rank"]:
-                    self.multi_node = True
+                self.learn(lr, ev.data["rank"])
 
     def _match(self, ev: Event, order: int, step: int | None) -> None:
         failure = ev.failure or "rank_exception"

@@ -53,6 +53,10 @@ def _line_hits(buf: bytes, ends: list[tuple[int, int]]) -> list[Hit]:
     n = len(buf)
     for to, rid in ends:
         last = to - 1 if to > 0 else 0  # offset of the match's last byte
+        if hits and hits[-1][0] <= last < hits[-1][1]:
+            if rid not in hits[-1][2]:  # another match on the same line: no search needed
+                hits[-1][2].append(rid)
+            continue
         if buf[last : last + 1] == b"\n":
             end = last  # the match swallowed the newline: it belongs to this line
         else:
@@ -99,7 +103,7 @@ class Scanner:
                 self._set.Add(_uncapture(p).encode())
             self._set.Compile()
         else:
-            self._any_py = re.compile("|".join(f"(?:{p})" for p in self.patterns).encode(), re.MULTILINE)
+            self._any_py = re.compile("|".join(f"(?:{_uncapture(p)})" for p in self.patterns).encode(), re.MULTILINE)
 
     def scan(self, buf: bytes) -> list[Hit]:
         """Return the candidate lines of ``buf`` with the ids of the rules they matched."""

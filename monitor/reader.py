@@ -12,6 +12,7 @@ in ``dropped_bytes`` / ``truncated_lines``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 __all__ = ["ChunkReader"]
@@ -51,12 +52,30 @@ class ChunkReader:
         else:
             head = data[: last + 1]
         self._carry += data[last + 1 :]
+        head = self._cap(head)
         if len(self._carry) > self.max_line:
             # the unterminated tail is already over the cap: emit its head, skip the rest
             self._cut()
             head += bytes(self._carry)
             self._carry.clear()
         return self._hand(head)
+
+    def _cap(self, head: bytes) -> bytes:
+        """Cut complete lines longer than ``max_line`` (one C-level regex scan)."""
+        if len(head) <= self.max_line:
+            return head
+        rx = re.compile(rb"[^\n]{%d,}" % (self.max_line + 1))
+        if rx.search(head) is None:
+            return head
+        parts: list[bytes] = []
+        pos = 0
+        for m in rx.finditer(head):
+            parts.append(head[pos : m.start() + self.max_line])
+            self.dropped_bytes += m.end() - m.start() - self.max_line
+            self.truncated_lines += 1
+            pos = m.end()
+        parts.append(head[pos:])
+        return b"".join(parts)
 
     def _cut(self) -> None:
         self.dropped_bytes += len(self._carry) - self.max_line
