@@ -1,0 +1,119 @@
+"""Diagnose real torchrun jobs: recorded golden cases, and one fresh run with the installed torch.
+
+Every ``golden/<scenario>-<layout>/`` holds the logs of a real 4-rank torchrun job and an
+``expected.json`` whose truth comes from how the fault was injected (see generate.py), never
+from the engine. The report must name that failure and initiating rank first, must not blame
+a collateral rank, and a healthy job must have nothing above ``info``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .generate import LAYOUTS, SCENARIOS
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+GOLDEN = HERE / "golden"
+CASES = sorted(p.parent for p in GOLDEN.glob("*/expected.json"))
+SEVERITY_ORDER = {"critical": 2, "warning": 1, "info": 0}
+EXPECTED_KEYS = {"scenario", "layout", "failure", "initiator_rank", "collateral_ranks",
+                 "max_severity", "command", "torch", "notes"}
+
+
+def diagnose(logs: Path) -> dict[str, Any]:
+    """Run ``python -m monitor diagnose LOGS --format json`` from the repo root; return the report."""
+    cmd = [sys.executable, "-m", "monitor", "diagnose", str(logs), "--format", "json"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, (
+        f"`{' '.join(cmd)}` exited {proc.returncode}\n--- stderr ---\n{proc.stderr[-4000:]}")
+    try:
+        report: dict[str, Any] = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise AssertionError(f"diagnose did not print JSON ({exc}):\n{proc.stdout[:2000]}") from None
+    return report
+
+
+def summarize(report: dict[str, Any]) -> str:
+    """One line per incident, for assertion messages."""
+    lines = [f"context: {report.get('context')}"]
+    for i, inc in enumerate(report.get("incidents", [])):
+        ini = inc.get("initiator") or {}
+        coll = [(c.get("rank"), c.get("failure"), c.get("step")) for c in inc.get("collateral") or []]
+        lines.append(f"  #{i} {inc.get('severity')} {inc.get('failure')} "
+                     f"initiator=rank {ini.get('rank')} step {ini.get('step')} collateral={coll}")
+    if len(lines) == 1:
+        lines.append("  (no incidents)")
+    return "\n".join(lines)
+
+
+def check_report(report: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Assert the report matches the ground truth of one recorded case."""
+    incidents = report["incidents"]
+    what = (f"{expected['scenario']}-{expected['layout']}: expected failure={expected['failure']} "
+            f"initiator={expected['initiator_rank']} collateral={expected['collateral_ranks']}\n"
+            f"report:\n{summarize(report)}")
+
+    severities = [inc["severity"] for inc in incidents]
+    assert all(s in SEVERITY_ORDER for s in severities), f"unknown severity in {severities}\n{what}"
+    ranked = [SEVERITY_ORDER[s] for s in severities]
+    assert ranked == sorted(ranked, reverse=True), f"incidents not most important first\n{what}"
+
+    if expected["failure"] is None:
+        loud = [inc["failure"] for inc in incidents if SEVERITY_ORDER[inc["severity"]] > 0]
+        assert not loud, f"healthy job, but warning/critical incidents {loud}\n{what}"
+        return
+
+    assert incidents, f"no incident reported\n{what}"
+    top = incidents[0]
+    assert top["failure"] == expected["failure"], f"wrong failure first\n{what}"
+    assert top["initiator"]["rank"] == expected["initiator_rank"], f"wrong initiating rank\n{what}"
+    collateral = set(expected["collateral_ranks"])
+    blamed = [(inc["failure"], inc["initiator"]["rank"]) for inc in incidents
+              if SEVERITY_ORDER[inc["severity"]] > 0 and inc["initiator"]["rank"] in collateral]
+    assert not blamed, f"a collateral rank is named as an initiator: {blamed}\n{what}"
+
+
+def load_expected(case: Path) -> dict[str, Any]:
+    expected: dict[str, Any] = json.loads((case / "expected.json").read_text())
+    return expected
+
+
+def test_golden_set_is_complete() -> None:
+    """Every scenario is recorded in every layout, with a well-formed expected.json."""
+    want = {f"{name}-{layout}" for name in SCENARIOS for layout in LAYOUTS}
+    have = {case.name for case in CASES}
+    assert want == have, (f"missing: {sorted(want - have)}, unexpected: {sorted(have - want)}; "
+                          "regenerate with `.venv/bin/python -m tests.e2e.generate`")
+    for case in CASES:
+        expected = load_expected(case)
+        assert set(expected) == EXPECTED_KEYS, f"{case.name}: keys {sorted(expected)}"
+        sc = SCENARIOS[expected["scenario"]]
+        assert (expected["failure"], expected["initiator_rank"]) == (sc.failure, sc.initiator_rank), case.name
+        assert any((case / "logs").rglob("*.log")), f"{case.name}: no logs recorded"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_golden_case_diagnosis(case: Path) -> None:
+    check_report(diagnose(case / "logs"), load_expected(case))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case_name", ["exception-logdir", "hang-console"])
+def test_fresh_torchrun_run_is_diagnosed(case_name: str, tmp_path: Path) -> None:
+    """Run the generator for real (torchrun, 4 gloo ranks) and diagnose what it recorded."""
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not importable; install the e2e extra: pip install -e '.[e2e]'")
+    cmd = [sys.executable, "-m", "tests.e2e.generate", "--only", case_name, "--out", str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, (f"generator failed ({proc.returncode}):\n"
+                                  f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    case = tmp_path / case_name
+    check_report(diagnose(case / "logs"), load_expected(case))
