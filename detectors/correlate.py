@@ -307,9 +307,9 @@ class _Correlator:
         first_to = min(timeouts, key=_sort_key) if timeouts else min(
             (f for f in fatal if f.rank in reporters), key=_sort_key)
         evidence = [first_to.evidence[0]]
-        rs = self.st.ranks.get(("g", r)) or self.st.ranks.get(("l", r))
-        if rs and rs.samples:
-            evidence.insert(0, rs.samples[-1].source)
+        with_samples = [rs for k in (("g", r), ("l", r)) if (rs := self.st.ranks.get(k)) is not None and rs.samples]
+        if with_samples:
+            evidence.insert(0, max(with_samples, key=lambda rs: rs.last_step_order).samples[-1].source)
         return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]

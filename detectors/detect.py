@@ -75,6 +75,11 @@ class RankState:
     explosion: SampleRec | None = None
     scale_last: float | None = None
     skipped_last: tuple[int | None, float] | None = None
+    last: dict[str, float] = field(default_factory=dict)  # latest loss / grad_norm / loss_scale
+    progress_wall: float | None = None  # wall time (read time) the step last advanced
+    step_intervals: deque[float] = field(default_factory=lambda: deque(maxlen=64))
+    skipped_total: int = 0
+    nonfinite: Counter[str] = field(default_factory=Counter)
 
 
 class JobState:
@@ -94,7 +99,17 @@ class JobState:
         self.seen_global: set[int] = set()
         self.seen_local: set[int] = set()
         self.dropped = Counter[str]()
-        self.last_order_time: float | None = None
+        self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
+        self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
+
+    def __getstate__(self) -> dict[str, Any]:
+        d = self.__dict__.copy()
+        d.pop("catalog", None)  # checkpoints hold the state, not the catalog
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self.catalog = load_catalog()
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -149,7 +164,8 @@ class JobState:
         return out
 
     # ----------------------------------------------------------------- the stage
-    def add(self, ev: Event) -> None:
+    def add(self, ev: Event, now: float | None = None) -> None:
+        """Fold one event in. ``now`` is the wall time the line was read (live only)."""
         self.order += 1
         order = self.order
         if ev.rank is not None:
@@ -167,17 +183,25 @@ class JobState:
         st = self.rank_state(key)
         step = ev.step
         if ev.kind is EventKind.SAMPLE:
+            if now is not None and ev.step is not None and (st.last_step is None or ev.step > st.last_step):
+                if st.progress_wall is not None:
+                    st.step_intervals.append((now - st.progress_wall) / max(1, ev.step - (st.last_step or 0)))
+                st.progress_wall = now
             self._sample(st, ev, order)
             return
         if step is None:
             step = st.last_step if st.last_step is not None else ev.data.get("progress")
         if ev.kind is EventKind.MATCH:
+            mrank = int(ev.data["rank"]) if "rank" in ev.data else (key[1] if key and key[0] == "g" else None)
+            self.match_counts[(mrank, ev.failure or "rank_exception")] += 1
             self._match(ev, order, step)
         elif ev.kind is EventKind.EXIT:
+            self.finished = True
             ev.step = step
             ev.data["order"] = order
             self.exits.append(ev)
         elif ev.kind is EventKind.TEARDOWN:
+            self.finished = True
             ev.data["order"] = order
             self.teardowns.append(ev)
         elif ev.kind is EventKind.CONTEXT:
@@ -245,12 +269,23 @@ class JobState:
         loss = d.get("loss")
         grad = d.get("grad_norm")
         scale = d.get("loss_scale")
+        for k in ("loss", "grad_norm", "loss_scale"):
+            v = d.get(k)
+            if v is not None:
+                st.last[k] = v
+                if not math.isfinite(v):
+                    st.nonfinite[k] += 1
         if scale is not None and math.isfinite(scale):
             if st.scale_last is not None and scale < st.scale_last:
+                st.skipped_total += 1
                 self.scale_moves.append(ScaleMove(ev.step, order, ev.time, ev.source, st.scale_last, scale))
             st.scale_last = scale
         if "skipped" in d:
-            self.skip_samples.append(rec)
+            st.skipped_total = max(st.skipped_total, int(d["skipped"]))
+            if len(self.skip_samples) < 2:
+                self.skip_samples.append(rec)
+            else:
+                self.skip_samples[-1] = rec  # first and latest are all the skip-rate check needs
         bad_loss = nonfinite(loss) or bool(d.get("loss_missing"))
         if "nan_iters" in d and d["nan_iters"] > 0:
             bad_loss = True

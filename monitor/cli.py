@@ -137,6 +137,39 @@ def catalog_show(
 
 
 @app.command()
+def run(
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML or TOML settings file.")] = None,
+    logs: Annotated[list[str] | None, typer.Option("--logs", help="Glob of per-rank logs (repeatable), e.g. '/logs/**/*.log'.")] = None,
+    job: Annotated[str | None, typer.Option("--job", help="Job name (metric label).")] = None,
+    metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="HOST:PORT for /metrics, /healthz, /api/incidents.")] = None,
+    mqtt: Annotated[str | None, typer.Option("--mqtt", help="mqtt://host:port of a broker.")] = None,
+    state_dir: Annotated[Path | None, typer.Option("--state-dir", help="Checkpoint directory.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No per-finding console output.")] = False,
+) -> None:
+    """Follow every rank's log live: findings and incidents on the console, Prometheus /metrics."""
+    import asyncio
+
+    from monitor.config import ConfigError, load_config
+    from monitor.console import LiveConsole
+    from monitor.daemon import Daemon
+
+    try:
+        cfg = load_config(str(config) if config else None, logs=logs, job=job, metrics_addr=metrics_addr,
+                          mqtt=mqtt, state_dir=state_dir, console=False if quiet else None)
+    except ConfigError as exc:
+        raise _fail(f"invalid configuration: {exc}") from None
+    if cfg.mqtt:
+        raise _fail("--mqtt: MQTT sinks are not available in this version yet")
+    out = LiveConsole() if cfg.console else None
+    daemon = Daemon(cfg, on_change=out.change if out else None, on_finding=out.finding if out else None,
+                    log=lambda m: err.print(m, highlight=False))
+    try:
+        asyncio.run(daemon.run())
+    except OSError as exc:
+        raise _fail(f"cannot start: {exc.strerror or exc} ({cfg.metrics_addr})") from None
+
+
+@app.command()
 def demo() -> None:
     """Diagnose a bundled real incident (recorded from a real torchrun job) and print the report."""
     from importlib import resources

@@ -101,6 +101,14 @@ def test_golden_set_is_complete() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_golden_logs_show_the_fault(case: Path) -> None:
+    """The recorded logs still show the injected fault as the scenario defines it."""
+    sc = SCENARIOS[load_expected(case)["scenario"]]
+    for check in sc.checks:
+        check(case / "logs", sc)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden_case_diagnosis(case: Path) -> None:
     check_report(diagnose(case / "logs"), load_expected(case))
 

@@ -1,0 +1,132 @@
+"""Daemon configuration: a YAML/TOML file, ``RANKWATCH_*`` environment variables and CLI
+flags, in increasing order of precedence (flags win).
+
+Invalid configuration never starts the daemon: ``load_config`` raises ``ConfigError``
+with one readable message naming the field (``metrics_addr: port must be 1-65535``),
+and the CLI exits with status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+__all__ = ["DEFAULT_METRICS_ADDR", "ConfigError", "Limits", "Settings", "load_config"]
+
+# Prometheus' list of default exporter ports fills 9100-9999, so rankwatch stays out of it.
+DEFAULT_METRICS_ADDR = "127.0.0.1:19470"
+
+
+class ConfigError(ValueError):
+    """Invalid configuration; the message names the field."""
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_files: int = Field(4096, ge=1, description="files tailed at once; more are counted as dropped")
+    max_line_bytes: int = Field(1 << 20, ge=1024, description="longer lines are cut (the cut is counted)")
+    max_ranks: int = Field(65536, ge=1, description="distinct rank label values exported")
+    read_chunk_bytes: int = Field(8 << 20, ge=4096, description="bytes read per file per turn")
+
+
+class Settings(BaseSettings):
+    """Everything ``rankwatch run`` can be told. Defaults need no config file at all."""
+
+    model_config = SettingsConfigDict(env_prefix="RANKWATCH_", extra="forbid", env_nested_delimiter="__")
+
+    logs: list[str] = Field(default_factory=lambda: ["./**/*.log"], description="glob patterns of the per-rank logs")
+    job: str = Field("job", min_length=1, max_length=200, description="job name (metric label, MQTT topic)")
+    metrics_addr: str = Field(DEFAULT_METRICS_ADDR, description="HOST:PORT for /metrics, /healthz, /api/incidents")
+    state_dir: Path = Field(Path(".rankwatch"), description="checkpoint directory")
+    rescan_interval: float = Field(2.0, gt=0, le=3600, description="seconds between glob rescans (the source of truth)")
+    poll_interval: float = Field(0.25, gt=0, le=60, description="seconds between reads when inotify gives no hint")
+    inotify: bool = Field(True, description="use watchdog (inotify) events as hints")
+    checkpoint_interval: float = Field(5.0, gt=0, description="seconds between checkpoints")
+    close_after: float = Field(300.0, gt=0, description="an incident with no new evidence for this long is closed")
+    stall_factor: float = Field(5.0, gt=1, description="a job is stalled after this many median step times without progress")
+    stall_floor: float = Field(60.0, gt=0, description="never call a stall before this many seconds")
+    mqtt: str | None = Field(None, description="mqtt://host:port of a broker (MQTT sinks)")
+    console: bool = Field(True, description="print findings and incidents on the console")
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("metrics_addr")
+    @classmethod
+    def _addr(cls, v: str) -> str:
+        m = re.fullmatch(r"(?P<host>\[[0-9a-fA-F:]+\]|[\w.-]*):(?P<port>\d+)", v)
+        if not m:
+            raise ValueError("must be HOST:PORT (e.g. 127.0.0.1:19470)")
+        if not 0 <= int(m.group("port")) <= 65535:
+            raise ValueError("port must be 0-65535")
+        return v
+
+    @field_validator("logs")
+    @classmethod
+    def _logs(cls, v: list[str]) -> list[str]:
+        if not v or any(not p.strip() for p in v):
+            raise ValueError("needs at least one non-empty glob")
+        return v
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        host, _, port = self.metrics_addr.rpartition(":")
+        return host.strip("[]") or "127.0.0.1", int(port)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # flags (init) > environment > file (passed in as init defaults by load_config)
+        return (init_settings, env_settings)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: must be a mapping of settings, got {type(data).__name__}")
+    return data
+
+
+def _message(exc: ValidationError) -> str:
+    e = exc.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"]) or "config"
+    msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "extra_forbidden":
+        msg = "unknown setting"
+    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{loc}: {msg}{more}"
+
+
+def load_config(config_file: str | None = None, **flags: Any) -> Settings:
+    """File < environment < flags. ``flags`` with value None are not given."""
+    base: dict[str, Any] = _read_file(Path(config_file)) if config_file else {}
+    given = {k: v for k, v in flags.items() if v is not None and v != [] and v != ()}
+    env_keys = {k[len("RANKWATCH_"):].lower() for k in os.environ if k.startswith("RANKWATCH_")}
+    # the file is the lowest layer: drop what the environment sets
+    merged = {k: v for k, v in base.items() if k not in env_keys}
+    merged.update(given)
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        raise ConfigError(_message(exc)) from None

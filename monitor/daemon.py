@@ -1,0 +1,232 @@
+"""``rankwatch run``: tail, diagnose live, export. One asyncio loop, four tasks.
+
+- reader: waits for an inotify hint or ``poll_interval``, reads what was appended (a
+  fair turn over all files), feeds the engine, re-evaluates incidents;
+- rescanner: every ``rescan_interval`` reconciles files with the globs (the truth: inotify
+  misses NFS/Lustre writes and can overflow);
+- checkpointer: every ``checkpoint_interval`` writes positions + engine state atomically;
+- HTTP: aiohttp serving ``/metrics``, ``/healthz``, ``/api/incidents``.
+SIGTERM/SIGINT: read what is left, evaluate, write a final checkpoint, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from detectors.events import Event, EventKind
+from detectors.parse import default_parser
+from monitor import checkpoint
+from monitor.config import Settings
+from monitor.live import Change, LiveEngine
+from monitor.metrics import RankwatchCollector
+from monitor.tailer import Tailer, glob_base
+
+__all__ = ["Daemon"]
+
+Clock = Callable[[], float]
+
+
+class _Hints:
+    """watchdog (inotify) events → an asyncio event. Hints only: the rescan is the truth."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, wake: asyncio.Event, dirs: list[str]) -> None:
+        self.observer: Any = None
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            return
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                loop.call_soon_threadsafe(wake.set)
+
+        try:
+            obs = Observer()
+            for d in dirs:
+                if os.path.isdir(d):
+                    obs.schedule(Handler(), d, recursive=True)
+            obs.daemon = True
+            obs.start()
+            self.observer = obs
+        except OSError:
+            self.observer = None  # inotify unavailable or exhausted: polling only
+
+    def stop(self) -> None:
+        if self.observer is not None:
+            self.observer.stop()
+            self.observer.join(timeout=5)
+
+
+class Daemon:
+    def __init__(self, cfg: Settings, clock: Clock = time.time, on_change: Callable[[Change], None] | None = None,
+                 on_finding: Callable[[Event], None] | None = None, log: Callable[[str], None] = print) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.on_change = on_change
+        self.on_finding = on_finding
+        self.log = log
+        self.engine = LiveEngine(cfg.job, close_after=cfg.close_after, stall_factor=cfg.stall_factor,
+                                 stall_floor=cfg.stall_floor)
+        self.tailer = Tailer(cfg.logs, default_parser(), self._sink, max_files=cfg.limits.max_files,
+                             max_line=cfg.limits.max_line_bytes, chunk=cfg.limits.read_chunk_bytes,
+                             year=time.gmtime().tm_year)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.collector = RankwatchCollector(self.engine, self.tailer, cfg.limits.max_ranks)
+        self.registry.register(self.collector)
+        self.wake = asyncio.Event()
+        self.stopping = asyncio.Event()
+        self.dirty = False
+        self.runner: web.AppRunner | None = None
+        self.bound: tuple[str, int] | None = None
+        self.resume_note = ""
+
+    # ------------------------------------------------------------------ engine glue
+    def _sink(self, events: list[Event]) -> None:
+        self.engine.feed(events, self.clock())
+        self.dirty = True
+        if self.on_finding is not None:
+            for ev in events:
+                if ev.kind is EventKind.MATCH:
+                    self.on_finding(ev)
+
+    def evaluate(self) -> list[Change]:
+        changes = self.engine.evaluate(self.clock())
+        if self.on_change is not None:
+            for c in changes:
+                self.on_change(c)
+        return changes
+
+    def restore(self) -> None:
+        cp, why = checkpoint.load(self.cfg.state_dir, self.cfg.job)
+        if cp is None:
+            self.resume_note = f"starting from the beginning of every file ({why})"
+            return
+        self.engine = cp.engine
+        self.collector.engine = self.engine
+        self.tailer.resume = cp.positions
+        for rec in cp.positions.values():
+            fs = rec.get("fstate")
+            if fs is not None:
+                self.tailer.job_parse = fs.job
+                break
+        self.resume_note = f"resumed from checkpoint ({len(cp.positions)} file(s))"
+
+    def save(self) -> None:
+        positions = self.tailer.positions()
+        # files that vanished since the checkpoint keep their record until they are seen again
+        for path, rec in self.tailer.resume.items():
+            positions.setdefault(path, rec)
+        checkpoint.save(self.cfg.state_dir, checkpoint.Checkpoint(self.cfg.job, positions, self.engine))
+
+    # ------------------------------------------------------------------ HTTP
+    def app(self) -> web.Application:
+        app = web.Application()
+
+        async def metrics(request: web.Request) -> web.Response:
+            body = generate_latest(self.registry)
+            return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+        async def healthz(request: web.Request) -> web.Response:
+            return web.json_response({"status": "ok", "files": len(self.tailer.tails), "job": self.cfg.job})
+
+        async def api_incidents(request: web.Request) -> web.Response:
+            return web.Response(text=json.dumps(self.engine.report(), ensure_ascii=False), content_type="application/json")
+
+        app.router.add_get("/metrics", metrics)
+        app.router.add_get("/healthz", healthz)
+        app.router.add_get("/api/incidents", api_incidents)
+        return app
+
+    async def start_http(self) -> tuple[str, int]:
+        host, port = self.cfg.host_port
+        self.runner = web.AppRunner(self.app(), access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, host, port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []
+        bound = sockets[0].getsockname()[:2] if sockets else (host, port)
+        self.bound = (str(bound[0]), int(bound[1]))
+        return self.bound
+
+    # ------------------------------------------------------------------ loops
+    async def _reader(self) -> None:
+        last_eval = 0.0
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=self.cfg.poll_interval)
+            self.wake.clear()
+            while self.tailer.poll():
+                await asyncio.sleep(0)  # keep HTTP responsive during a flood
+            now = self.clock()
+            if self.dirty or now - last_eval >= 1.0:
+                self.dirty = False
+                last_eval = now
+                self.evaluate()
+
+    async def _rescanner(self) -> None:
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), timeout=self.cfg.rescan_interval)
+            self.tailer.rescan()
+            self.wake.set()
+
+    async def _checkpointer(self) -> None:
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), timeout=self.cfg.checkpoint_interval)
+            try:
+                self.save()
+            except OSError as exc:
+                self.tailer.stats.dropped["checkpoint_failed"] += 1
+                self.log(f"rankwatch: checkpoint failed: {exc}")
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stopping.set)
+        self.restore()
+        self.tailer.rescan()
+        host, port = await self.start_http()
+        dirs = sorted({glob_base(p) for p in self.cfg.logs})
+        hints = _Hints(loop, self.wake, dirs) if self.cfg.inotify else None
+        self.log(
+            f"rankwatch: job {self.cfg.job!r}: watching {len(self.tailer.tails)} file(s) matching "
+            f"{', '.join(self.cfg.logs)}; metrics on http://{host}:{port}/metrics; {self.resume_note}; "
+            f"{'inotify hints + ' if hints and hints.observer else ''}rescan every {self.cfg.rescan_interval:g}s"
+        )
+        tasks = [asyncio.create_task(c) for c in (self._reader(), self._rescanner(), self._checkpointer())]
+        try:
+            await self.stopping.wait()
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if hints:
+                hints.stop()
+            # drain: read what is left, final verdict, final checkpoint
+            self.tailer.rescan()
+            while self.tailer.poll():
+                pass
+            self.evaluate()
+            try:
+                self.save()
+            except OSError as exc:
+                self.log(f"rankwatch: final checkpoint failed: {exc}")
+            self.tailer.close()
+            if self.runner is not None:
+                await self.runner.cleanup()
+            self.log(f"rankwatch: stopped; final checkpoint in {Path(self.cfg.state_dir) / checkpoint.NAME}")

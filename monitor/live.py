@@ -1,0 +1,182 @@
+"""The engine, live: the same detect/correlate stages plus incident lifecycle and stalls.
+
+``LiveEngine.feed`` folds events into the job state; ``evaluate(now)`` runs the same
+correlator as ``diagnose`` and diffs its verdict against what was already published:
+a new incident is published ``open`` as soon as its first cause finding arrives,
+re-published with a higher ``revision`` as collateral arrives, and ``closed`` after
+``close_after`` seconds without change. An incident whose initiator changes (a better
+cause arrived) gets a new id; the old one is closed with ``superseded_by``.
+
+Stalls need time, not lines: when no rank has made progress for ``stall_factor`` × the
+median step time (never less than ``stall_floor`` seconds) and the job has not ended, a
+``rank_hang`` incident opens long before the NCCL watchdog fires; it names the rank
+that is behind when one is, else ``null``. Time is injected (``now``), so tests step it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from detectors.catalog import Catalog, load_catalog
+from detectors.correlate import Incident, incidents
+from detectors.detect import JobState
+from detectors.diagnosis import build_report, choose_stack, incident_dict
+from detectors.events import Event, Source
+
+__all__ = ["Change", "LiveEngine"]
+
+
+@dataclass
+class Published:
+    incident: dict[str, Any]
+    revision: int
+    first_seen: float
+    last_change: float
+    status: str = "open"
+    fingerprint: str = ""
+
+
+@dataclass
+class Change:
+    kind: str  # "open" | "update" | "close"
+    incident: dict[str, Any]
+
+
+@dataclass
+class LiveEngine:
+    job: str
+    close_after: float = 300.0
+    stall_factor: float = 5.0
+    stall_floor: float = 60.0
+    catalog: Catalog = field(default_factory=load_catalog)
+    state: JobState = field(init=False)
+    published: dict[str, Published] = field(default_factory=dict)
+    opened_total: dict[str, int] = field(default_factory=dict)  # failure → incidents opened
+    started: float | None = None
+
+    def __post_init__(self) -> None:
+        self.state = JobState(job=self.job, catalog=self.catalog)
+
+    def __getstate__(self) -> dict[str, Any]:
+        d = self.__dict__.copy()
+        d.pop("catalog", None)
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self.catalog = load_catalog()
+
+    def feed(self, events: list[Event], now: float) -> None:
+        if self.started is None:
+            self.started = now
+        add = self.state.add
+        for ev in events:
+            add(ev, now)
+
+    # ------------------------------------------------------------------ verdicts
+    def current(self, now: float | None = None) -> list[Incident]:
+        incs = incidents(self.state)
+        if now is not None:
+            stall = self.stall(now, incs)
+            if stall is not None:
+                incs = [stall, *incs]
+        return incs
+
+    def stall(self, now: float, incs: list[Incident]) -> Incident | None:
+        st = self.state
+        if st.finished or any(i.severity == "critical" for i in incs):
+            return None
+        progress = {k: rs for k, rs in st.ranks.items() if rs.progress_wall is not None}
+        if not progress:
+            return None
+        intervals = [x for rs in progress.values() for x in rs.step_intervals if x > 0]
+        median = statistics.median(intervals) if intervals else 0.0
+        threshold = max(self.stall_floor, self.stall_factor * median)
+        latest = max(rs.progress_wall for rs in progress.values() if rs.progress_wall is not None)
+        if now - latest < threshold:
+            return None
+        steps = {k: rs.last_step for k, rs in progress.items() if rs.last_step is not None}
+        behind = None
+        if steps and len(set(steps.values())) > 1:
+            low = min(steps.values())
+            lows = [k for k, s in steps.items() if s == low]
+            if len(lows) == 1 and lows[0] is not None and lows[0][0] == "g":
+                behind = lows[0][1]
+        rs = progress[next(iter(progress))]
+        src = rs.samples[-1].source if rs.samples else Source("<live>", 0, "")
+        e = self.catalog["rank_hang"]
+        last = max(steps.values()) if steps else None
+        narrative = [
+            f"No rank has made progress for {now - latest:.0f} s (threshold {threshold:.0f} s = "
+            f"max({self.stall_floor:.0f} s, {self.stall_factor:g} x median step time {median:.1f} s)); last step {last}.",
+            (f"Rank {behind} is behind its peers." if behind is not None else
+             "Every rank stopped at the same step, so the logs cannot tell yet which one hung: "
+             "run `py-spy dump --pid PID` on each rank; the collective timeouts will name it later."),
+        ]
+        import hashlib
+
+        iid = "rank_hang-" + hashlib.sha1(f"{self.job}|stall|{last}".encode()).hexdigest()[:10]
+        return Incident(iid, "rank_hang", "critical", e.title, e.hardware, behind, last, None, [src], [], narrative,
+                        {"stall_seconds": round(now - latest, 1), "threshold_seconds": round(threshold, 1)})
+
+    def evaluate(self, now: float) -> list[Change]:
+        """Diff the current verdict against what was published; return what changed."""
+        stack = choose_stack(self.state.context().get("framework"))
+        changes: list[Change] = []
+        current = self.current(now)
+        seen: set[str] = set()
+        for inc in current:
+            d = incident_dict(inc, self.catalog, stack, status="open")
+            fp = repr((d["severity"], d["failure"], d["initiator"], d["collateral"]))
+            seen.add(inc.id)
+            pub = self.published.get(inc.id)
+            if pub is None:
+                if d["severity"] == "info" and inc.failure == "loss_scale_warmup":
+                    pass  # published like any other, but never pages (severity info)
+                pub = self.published[inc.id] = Published(d, 1, now, now, "open", fp)
+                self.opened_total[inc.failure] = self.opened_total.get(inc.failure, 0) + 1
+                changes.append(Change("open", self._stamp(pub)))
+            elif pub.fingerprint != fp or pub.status == "closed":
+                pub.incident, pub.fingerprint = d, fp
+                pub.revision += 1
+                pub.last_change = now
+                pub.status = "open"
+                changes.append(Change("update", self._stamp(pub)))
+        for iid, pub in self.published.items():
+            if pub.status == "closed":
+                continue
+            superseded = iid not in seen
+            if superseded or now - pub.last_change >= self.close_after:
+                pub.status = "closed"
+                pub.revision += 1
+                pub.last_change = now
+                if superseded:
+                    pub.incident["superseded_by"] = next((c for c in seen), None)
+                changes.append(Change("close", self._stamp(pub)))
+        return changes
+
+    @staticmethod
+    def _stamp(pub: Published) -> dict[str, Any]:
+        d = dict(pub.incident)
+        d["status"] = pub.status
+        d["revision"] = pub.revision
+        return d
+
+    def report(self) -> dict[str, Any]:
+        """The same JSON as ``diagnose``, with live status and revisions."""
+        rep = build_report(self.state)
+        by_id = {i["id"]: i for i in rep["incidents"]}
+        out = []
+        for iid, pub in self.published.items():
+            d = self._stamp(pub)
+            if iid in by_id and pub.status == "open":
+                fresh = dict(by_id[iid])
+                fresh["status"], fresh["revision"] = pub.status, pub.revision
+                d = fresh
+            out.append(d)
+        order = {i["id"]: n for n, i in enumerate(rep["incidents"])}
+        out.sort(key=lambda d: (d["status"] != "open", order.get(d["id"], 1 << 30)))
+        rep["incidents"] = out
+        return rep

@@ -1,0 +1,115 @@
+"""Prometheus exposition: a collector that yields from the live engine's state.
+
+Nothing is registered on the global registry: the daemon owns a ``CollectorRegistry``
+and this collector reads the engine and tailer when scraped, so a job's series vanish
+with the job (no bookkeeping). Labels come from the catalog (failure ids), rank numbers
+(capped at ``max_ranks``: beyond it series are dropped and counted) and the configured
+job name — never from log text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from monitor.live import LiveEngine
+    from monitor.tailer import Tailer
+
+__all__ = ["RankwatchCollector"]
+
+
+class RankwatchCollector(Collector):
+    def __init__(self, engine: LiveEngine, tailer: Tailer, max_ranks: int = 65536) -> None:
+        self.engine = engine
+        self.tailer = tailer
+        self.max_ranks = max_ranks
+        self.label_drops = 0
+
+    def _ranks(self) -> Iterator[tuple[str, object]]:
+        st = self.engine.state
+        n = 0
+        for key, rs in sorted(st.ranks.items(), key=lambda kv: (kv[0] is None, kv[0] or ("", 0))):
+            if key is None or key[0] != "g":
+                continue
+            n += 1
+            if n > self.max_ranks:
+                self.label_drops += 1
+                continue
+            yield str(key[1]), rs
+
+    def collect(self) -> Iterator[Metric]:
+        eng = self.engine
+        st = eng.state
+        job = eng.job
+        findings = CounterMetricFamily("rankwatch_findings", "Lines that matched a failure fingerprint (occurrences, not incidents).", labels=["job", "rank", "failure"])
+        for (rank, failure), n in sorted(st.match_counts.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+            findings.add_metric([job, "" if rank is None else str(rank), failure], n)
+        yield findings
+        opened = CounterMetricFamily("rankwatch_incidents", "Incidents opened.", labels=["job", "failure"])
+        for failure, n in sorted(eng.opened_total.items()):
+            opened.add_metric([job, failure], n)
+        yield opened
+        info = GaugeMetricFamily("rankwatch_incident_info", "Open incidents (value 1) with their initiating rank.",
+                                 labels=["job", "incident", "failure", "initiator_rank", "hardware", "severity"])
+        for iid, pub in sorted(eng.published.items()):
+            if pub.status != "open":
+                continue
+            d = pub.incident
+            rank = d["initiator"]["rank"]
+            info.add_metric([job, iid, d["failure"], "" if rank is None else str(rank),
+                             "true" if d["hardware"] else "false", d["severity"]], 1)
+        yield info
+        gauges = {
+            "loss": GaugeMetricFamily("rankwatch_loss", "Latest training loss per rank.", labels=["job", "rank"]),
+            "grad_norm": GaugeMetricFamily("rankwatch_grad_norm", "Latest gradient norm per rank.", labels=["job", "rank"]),
+            "loss_scale": GaugeMetricFamily("rankwatch_loss_scale", "Latest fp16 loss scale per rank.", labels=["job", "rank"]),
+        }
+        step = GaugeMetricFamily("rankwatch_step", "Latest training step per rank.", labels=["job", "rank"])
+        skipped = CounterMetricFamily("rankwatch_skipped_steps", "Optimizer steps skipped (fp16 overflow) per rank.", labels=["job", "rank"])
+        nonfinite = CounterMetricFamily("rankwatch_nonfinite", "Non-finite values logged, per rank and metric.", labels=["job", "rank", "metric"])
+        progress = GaugeMetricFamily("rankwatch_last_progress_timestamp_seconds", "Wall time the rank's step last advanced.", labels=["job", "rank"])
+        for rank, rs in self._ranks():
+            for k, g in gauges.items():
+                v = rs.last.get(k)  # type: ignore[attr-defined]
+                if v is not None:
+                    g.add_metric([job, rank], v if math.isfinite(v) else float("nan"))
+            if rs.last_step is not None:  # type: ignore[attr-defined]
+                step.add_metric([job, rank], rs.last_step)  # type: ignore[attr-defined]
+            skipped.add_metric([job, rank], rs.skipped_total)  # type: ignore[attr-defined]
+            for metric, n in sorted(rs.nonfinite.items()):  # type: ignore[attr-defined]
+                nonfinite.add_metric([job, rank, metric], n)
+            if rs.progress_wall is not None:  # type: ignore[attr-defined]
+                progress.add_metric([job, rank], rs.progress_wall)  # type: ignore[attr-defined]
+        yield from gauges.values()
+        yield step
+        yield skipped
+        yield nonfinite
+        yield progress
+        t = self.tailer
+        s = t.stats
+        yield CounterMetricFamily("rankwatch_lines", "Lines read.", value=s.lines)
+        yield CounterMetricFamily("rankwatch_bytes_read", "Bytes read.", value=s.bytes)
+        yield GaugeMetricFamily("rankwatch_files_tailed", "Files being followed.", value=len(t.tails) + len(t.draining))
+        yield GaugeMetricFamily("rankwatch_tail_lag_bytes", "Bytes written but not read yet.", value=t.lag_bytes())
+        yield CounterMetricFamily("rankwatch_rotations", "File rotations seen (rename+create, recreate).", value=s.rotations)
+        yield CounterMetricFamily("rankwatch_truncations", "Truncations seen (copytruncate, relaunch).", value=s.truncations)
+        restarts = CounterMetricFamily("rankwatch_rank_restarts", "A rank's log was truncated in place (relaunch).", labels=["job", "rank"])
+        for rank, n in sorted(s.restarts.items()):
+            restarts.add_metric([job, str(rank)], n)
+        yield restarts
+        dropped = CounterMetricFamily("rankwatch_dropped", "Data dropped, by reason (never silently).", labels=["reason"])
+        reasons = dict(s.dropped)
+        for k, v in st.dropped.items():
+            reasons[k] = reasons.get(k, 0) + v
+        if self.label_drops:
+            reasons["rank_label_cap"] = self.label_drops
+        for reason in ("truncated", "line_too_long", "max_files", "open_failed", "read_error", "findings", "rank_label_cap"):
+            reasons.setdefault(reason, 0)
+        for reason, n in sorted(reasons.items()):
+            dropped.add_metric([reason], n)
+        yield dropped

@@ -1,0 +1,321 @@
+"""Follow every file matching the globs, across rotation, truncation and deletion.
+
+Failure model (what is guaranteed, what can be lost):
+- The periodic glob rescan is the source of truth; inotify events only make it happen
+  sooner. A file is identified by (device, inode, fingerprint of its first bytes), so a
+  recreated path, a reused inode and a rotated copy are told apart.
+- rename+create rotation: the old file is read to its end through the open descriptor
+  before the new one is opened. No loss, no duplicate.
+- a rotated copy that reappears under a matching name (``train.log.1``, copytruncate's
+  copy) is recognised by its fingerprint and continued from where the original was, not
+  re-read.
+- copytruncate / truncate-in-place: detected when the size drops below the read offset;
+  reading restarts at 0 as a new generation. Bytes written after the last read and
+  before the truncation cannot be read by anyone: their count is added to
+  ``dropped["truncated"]`` (the loss window), and the rank is marked restarted.
+- deletion: the open descriptor is read to its end, then closed. No loss.
+- lines longer than ``max_line`` are cut (``dropped["line_too_long"]``); invalid UTF-8
+  and NULs never stop reading.
+- A checkpoint records, per file, its identity and the last offset that ends a line, so
+  a restart resumes exactly there (no loss, no duplicate).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from detectors.events import Event
+from detectors.parse import LogParser
+from detectors.parsers.base import FileState, JobParseState
+from monitor.inputs import path_ranks
+from monitor.reader import ChunkReader
+
+__all__ = ["FileTail", "Identity", "Tailer", "glob_base"]
+
+HEAD_BYTES = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    dev: int
+    ino: int
+    head: str  # sha1 of the first bytes read so far (up to HEAD_BYTES)
+    head_len: int
+
+
+def _head(path_or_fd: Any, n: int = HEAD_BYTES) -> tuple[str, int]:
+    try:
+        if isinstance(path_or_fd, int):
+            data = os.pread(path_or_fd, n, 0)
+        else:
+            with open(path_or_fd, "rb") as fh:
+                data = fh.read(n)
+    except OSError:
+        return "", 0
+    return hashlib.sha1(data).hexdigest(), len(data)
+
+
+def glob_base(pattern: str) -> str:
+    """The directory part of a glob before its first wildcard (display paths are relative to it)."""
+    parts = Path(pattern).parts
+    base: list[str] = []
+    for p in parts:
+        if any(c in p for c in "*?["):
+            break
+        base.append(p)
+    if len(base) == len(parts):
+        base = base[:-1]
+    return str(Path(*base)) if base else "."
+
+
+@dataclass
+class FileTail:
+    path: str
+    display: str
+    fd: int
+    identity: Identity
+    fstate: FileState
+    reader: ChunkReader
+    offset: int = 0  # bytes consumed from the file
+    generation: int = 0
+    deleted: bool = False
+    last_size: int = 0
+
+    @property
+    def resumable(self) -> int:
+        """Offset of the end of the last complete line handed on."""
+        return self.offset - len(self.reader._carry)
+
+
+@dataclass
+class TailStats:
+    lines: int = 0
+    bytes: int = 0
+    rotations: int = 0
+    truncations: int = 0
+    deletions: int = 0
+    restarts: Counter[int] = field(default_factory=Counter)  # rank → restarts seen
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+class Tailer:
+    def __init__(
+        self,
+        patterns: list[str],
+        parser: LogParser,
+        sink: Callable[[list[Event]], None],
+        max_files: int = 4096,
+        max_line: int = 1 << 20,
+        chunk: int = 8 << 20,
+        year: int = 1970,
+    ) -> None:
+        self.patterns = patterns
+        self.parser = parser
+        self.sink = sink
+        self.max_files = max_files
+        self.max_line = max_line
+        self.chunk = chunk
+        self.year = year
+        self.tails: dict[str, FileTail] = {}
+        self.draining: list[FileTail] = []  # rotated or deleted files still being read
+        self.stats = TailStats()
+        self.job_parse = JobParseState()
+        self.known: dict[str, tuple[int, int, int]] = {}  # head sha → (offset, lines, generation) of files we read
+        self.resume: dict[str, dict[str, Any]] = {}  # from a checkpoint: path → record
+
+    # ----------------------------------------------------------------- discovery
+    def _display(self, path: str) -> str:
+        for pat in self.patterns:
+            base = glob_base(pat)
+            try:
+                return str(Path(path).relative_to(base)) if base != "." else path
+            except ValueError:
+                continue
+        return path
+
+    def scan_paths(self) -> list[str]:
+        found: set[str] = set()
+        for pat in self.patterns:
+            for p in glob.iglob(pat, recursive=True):
+                if os.path.isfile(p):
+                    found.add(os.path.normpath(p))
+        return sorted(found)
+
+    def rescan(self) -> None:
+        """Reconcile open files with what the globs match now."""
+        paths = self.scan_paths()
+        present = set(paths)
+        for path, tail in list(self.tails.items()):
+            if path not in present:
+                # deleted: finish it through the open descriptor
+                tail.deleted = True
+                self.stats.deletions += 1
+                self.draining.append(self.tails.pop(path))
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            tail = self.tails.get(path)
+            if tail is not None:
+                if (st.st_dev, st.st_ino) != (tail.identity.dev, tail.identity.ino):
+                    self.stats.rotations += 1
+                    self.draining.append(self.tails.pop(path))
+                    self._open(path, st, generation=tail.generation + 1)
+                elif st.st_size < tail.offset or self._rewritten(tail):
+                    self._truncated(tail, st.st_size)
+                else:
+                    tail.last_size = st.st_size
+                continue
+            if len(self.tails) >= self.max_files:
+                self.stats.dropped["max_files"] += 1
+                continue
+            self._open(path, st)
+
+    @staticmethod
+    def _rewritten(tail: FileTail) -> bool:
+        """Truncated and rewritten past our offset between two rescans: the head changed."""
+        if not tail.identity.head_len:
+            return False
+        head, n = _head(tail.fd, tail.identity.head_len)
+        return n == tail.identity.head_len and head != tail.identity.head
+
+    def _open(self, path: str, st: os.stat_result, generation: int = 0) -> None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            self.stats.dropped["open_failed"] += 1
+            return
+        head, head_len = _head(fd)
+        ident = Identity(st.st_dev, st.st_ino, head, head_len)
+        display = self._display(path)
+        rank, local, attempt = path_ranks(display)
+        fstate = FileState(path=display, rank=rank, local_rank=local, attempt=attempt, year=self.year, job=self.job_parse)
+        tail = FileTail(path, display, fd, ident, fstate, ChunkReader(max_line=self.max_line), generation=generation)
+        rec = self.resume.pop(path, None)
+        if rec and (rec["dev"], rec["ino"], rec["head"]) == (ident.dev, ident.ino, ident.head) and rec["offset"] <= st.st_size:
+            self._seek(tail, rec["offset"], rec["lines"], rec.get("generation", 0))
+            if rec.get("fstate") is not None:
+                tail.fstate = rec["fstate"]
+                tail.fstate.job = self.job_parse
+        elif head and head_len == HEAD_BYTES and head in self.known:
+            # a rotated copy of a file we already read (train.log.1, copytruncate's copy)
+            off, lines, gen = self.known[head]
+            self._seek(tail, min(off, st.st_size), lines, gen)
+        self.tails[path] = tail
+
+    @staticmethod
+    def _seek(tail: FileTail, offset: int, lines: int, generation: int) -> None:
+        tail.offset = offset
+        tail.reader.lines_done = lines
+        tail.generation = generation
+
+    def _truncated(self, tail: FileTail, size: int) -> None:
+        self.stats.truncations += 1
+        lost = max(0, tail.last_size - tail.offset)
+        if lost:
+            self.stats.dropped["truncated"] += lost
+        rank = tail.fstate.rank if tail.fstate.rank is not None else tail.fstate.local_rank
+        if rank is not None:
+            self.stats.restarts[rank] += 1
+        self._flush(tail)
+        tail.offset = 0
+        tail.generation += 1
+        tail.reader = ChunkReader(max_line=self.max_line)
+        tail.fstate = FileState(path=tail.display, rank=tail.fstate.rank, local_rank=tail.fstate.local_rank,
+                                attempt=tail.fstate.attempt, year=self.year, job=self.job_parse)
+        tail.identity = Identity(tail.identity.dev, tail.identity.ino, "", 0)
+        tail.last_size = size
+
+    # ----------------------------------------------------------------- reading
+    def _emit(self, tail: FileTail, buf: bytes, first: int) -> None:
+        if not buf:
+            return
+        self.stats.lines += buf.count(b"\n")
+        events = self.parser.parse_chunk(buf, first, tail.fstate)
+        if events:
+            self.sink(events)
+
+    def _flush(self, tail: FileTail) -> None:
+        buf, first = tail.reader.flush()
+        self._emit(tail, buf, first)
+        tail.offset = tail.resumable if not tail.reader._carry else tail.offset
+
+    def read(self, tail: FileTail, budget: int | None = None) -> int:
+        """Read what was appended (up to ``budget`` bytes). Returns bytes read."""
+        budget = budget or self.chunk
+        total = 0
+        before_trunc = tail.reader.truncated_lines
+        while total < budget:
+            try:
+                data = os.pread(tail.fd, min(self.chunk, budget - total), tail.offset)
+            except OSError:
+                self.stats.dropped["read_error"] += 1
+                break
+            if not data:
+                break
+            tail.offset += len(data)
+            total += len(data)
+            buf, first = tail.reader.feed(data)
+            self._emit(tail, buf, first)
+        if total:
+            self.stats.bytes += total
+            if tail.identity.head_len < HEAD_BYTES:
+                head, n = _head(tail.fd)
+                tail.identity = Identity(tail.identity.dev, tail.identity.ino, head, n)
+            if tail.identity.head_len == HEAD_BYTES:
+                self.known[tail.identity.head] = (tail.resumable, tail.reader.lines_done, tail.generation)
+        cut = tail.reader.truncated_lines - before_trunc
+        if cut:
+            self.stats.dropped["line_too_long"] += cut
+        return total
+
+    def poll(self, budget_per_file: int | None = None) -> int:
+        """One turn over every file (fair: a flood in one file cannot starve the others)."""
+        total = 0
+        for tail in list(self.tails.values()):
+            total += self.read(tail, budget_per_file)
+        for tail in list(self.draining):
+            n = self.read(tail, budget_per_file)
+            total += n
+            if n == 0:
+                self._flush(tail)
+                os.close(tail.fd)
+                self.draining.remove(tail)
+        return total
+
+    def lag_bytes(self) -> int:
+        lag = 0
+        for tail in [*self.tails.values(), *self.draining]:
+            try:
+                lag += max(0, os.fstat(tail.fd).st_size - tail.offset)
+            except OSError:
+                pass
+        return lag
+
+    def close(self) -> None:
+        for tail in [*self.tails.values(), *self.draining]:
+            try:
+                os.close(tail.fd)
+            except OSError:
+                pass
+        self.tails.clear()
+        self.draining.clear()
+
+    # ----------------------------------------------------------------- checkpoints
+    def positions(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for path, t in self.tails.items():
+            out[path] = {
+                "dev": t.identity.dev, "ino": t.identity.ino, "head": t.identity.head,
+                "offset": t.resumable, "lines": t.reader.lines_done,
+                "generation": t.generation, "fstate": t.fstate,
+            }
+        return out
