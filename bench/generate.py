@@ -1,7 +1,8 @@
 """Deterministic generator of realistic per-rank logs of an 8-rank training job.
 
 Writes ``rank0.log`` … ``rank7.log`` into ``--out`` with about ``--size-mb`` MB in
-total, plus a ``manifest.json`` that records what was written (bytes, physical
+total, plus ``<out>.manifest.json`` beside the directory (not in it, so that a
+recursive ``rankwatch diagnose DIR`` sees only the logs) that records what was written (bytes, physical
 lines, ``\\r`` segments, steps, the planted fatal incident).
 
 The job it imitates is one node with 8 GPUs running data-parallel fp16 training
@@ -782,6 +783,7 @@ def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> d
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("rank*.log"):
         old.unlink()
+    manifest_path(out).unlink(missing_ok=True)
     target_rank = int(size_mb * 1_000_000 / WORLD)
     job = Job(seed)
     ranks = [Rank(job, r, out) for r in range(WORLD)]
@@ -877,14 +879,18 @@ def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> d
         },
         "generate_seconds": round(time.perf_counter() - t_start, 2),
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest_path(out).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def manifest_path(out: Path) -> Path:
+    return out.parent / f"{out.name}.manifest.json"
 
 
 def load_manifest(out: Path, size_mb: float, seed: int) -> dict | None:
     """The manifest of ``out`` if it matches (generator version, seed, size) and every file is intact."""
     try:
-        m = json.loads((out / "manifest.json").read_text())
+        m = json.loads(manifest_path(out).read_text())
     except (OSError, ValueError):
         return None
     if (

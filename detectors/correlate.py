@@ -16,6 +16,7 @@ time (the live daemon does, repeatedly) and it returns the verdict for what was 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -50,10 +51,11 @@ class Incident:
     status: str = "final"
 
 
-def _sort_key(f: Finding) -> tuple[float, float, float, int]:
+def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:
+    """Priority, then a finding that names its rank, then the step clock, time, arrival."""
     step = f.step if f.step is not None else math.inf
     t = f.time if f.time is not None else math.inf
-    return (-f.priority, step, t, f.order)
+    return (-f.priority, f.rank is None, step, t, f.order)
 
 
 def _fmt_ranks(ranks: list[int]) -> str:
@@ -184,12 +186,11 @@ class _Correlator:
                 consecutive=tail_run))
             return out
         early = not steps or max(steps) <= 200
-        if lowest is None or lowest >= 1024:
-            if early or tail_run < 3:
-                out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
-                                        first.time if first else None, evidence, overflows=len(real),
-                                        lowest_scale=lowest))
-                return out
+        if (lowest is None or lowest >= 1024) and (early or tail_run < 3):
+            out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
+                                    first.time if first else None, evidence, overflows=len(real),
+                                    lowest_scale=lowest))
+            return out
         out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
         return out
@@ -322,6 +323,9 @@ class _Correlator:
         for f in base:
             if f.rank is None and "local_rank" in f.data:
                 f.rank = self.resolve(None, f.data["local_rank"])
+            if f.step is None and f.rank is not None:
+                # read before that rank's step lines (another file): it happened after its last step
+                f.step = self.last_step(f.rank, f.data.get("local_rank"))
             own.setdefault(f.rank, []).append(f)
         numeric = self.nonfinite()
         scale = self.loss_scale()
@@ -354,10 +358,8 @@ class _Correlator:
             return []
         cc = compute_capability(self.ctx.get("gpu"))
         if self.ctx.get("compute_capability"):
-            try:
+            with contextlib.suppress(ValueError):
                 cc = float(self.ctx["compute_capability"])
-            except ValueError:
-                pass
         if self.ctx.get("precision") == "bf16" and cc is not None and cc < 8.0:
             src = Source("<context>", 0, f"precision=bf16 on {self.ctx.get('gpu')} (compute capability {cc})")
             return [self.finding("bf16_unsupported_gpu", None, None, None, [src], severity="warning",
@@ -380,7 +382,7 @@ class _Correlator:
         failure = head.failure
         rank = head.rank if head.role is Role.CAUSE else None
         precision = self.ctx.get("precision")
-        if failure == "nonfinite_loss" and (precision == "fp16" or self.st.scale_moves and precision != "bf16"):
+        if failure == "nonfinite_loss" and (precision == "fp16" or (self.st.scale_moves and precision != "bf16")):
             failure = "amp_bf16_vs_fp16"
         entry = self.cat[failure]
         severity = head.severity if head.role is not Role.BENIGN else "info"
@@ -407,7 +409,9 @@ class _Correlator:
             have = {c["rank"] for c in collateral}
             collateral += [c for c in self.teardown_collateral(rank) if c["rank"] not in have]
         narrative = self.narrate(head, failure, rank, collateral)
-        key = f"{self.st.job}|{failure}|{rank}|{ev[0].path}:{ev[0].line}" if ev else f"{self.st.job}|{failure}|{rank}"
+        # one incident per (kind, failure, rank) per job: the id must not depend on which
+        # file was read first, so live and offline (and restarts) agree on it
+        key = f"{self.st.job}|{kind}|{failure}|{'job' if rank is None else rank}"
         iid = f"{failure}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
         data = dict(head.data)
         data["priority"] = entry.priority if head.role is Role.CAUSE else 0

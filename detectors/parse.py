@@ -22,12 +22,12 @@ from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.events import Event, EventKind, Source
-from detectors.parsers import context, exceptions, launcher, metrics
+from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress
 from detectors.scanner import Scanner
 
-__all__ = ["LogParser", "MAX_EVIDENCE_CHARS", "default_parser"]
+__all__ = ["MAX_EVIDENCE_CHARS", "LogParser", "default_parser"]
 
 MAX_EVIDENCE_CHARS = 2000  # evidence text kept per line (the line itself is never lost for parsing)
 
@@ -39,7 +39,7 @@ class _FpRule:
     regex: re.Pattern[str]
 
 
-_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *context.RULES, exceptions.RULES[0]]
+_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RULES[0]]
 _EXCEPTION: Rule = exceptions.RULES[1]
 
 
@@ -116,6 +116,8 @@ class LogParser:
             rank = state.local_to_global.get(local)
         if rank is None and pre.host is not None and pre.pid is not None:
             rank = state.job.pid_rank.get((pre.host, pre.pid))
+        if rank is None and state.summary_ctx_rank is not None:
+            rank = state.summary_ctx_rank  # inside the launcher's summary block for that rank
         if rank is None:
             rank = state.rank
             if local is None:

@@ -75,7 +75,7 @@ def load(state_dir: Path, job: str) -> tuple[Checkpoint | None, str]:
         blob = base64.b64decode(doc["engine"])
         if hashlib.sha256(blob).hexdigest() != doc["engine_sha256"]:
             return None, "checkpoint engine state fails its checksum"
-        payload = pickle.loads(blob)  # noqa: S301 - our own state file, see module docstring
+        payload = pickle.loads(blob)
         positions = doc["positions"]
         for p, rec in positions.items():
             rec["fstate"] = payload["fstates"].get(p)

@@ -170,20 +170,14 @@ def run(
 
 
 @app.command()
-def demo() -> None:
-    """Diagnose a bundled real incident (recorded from a real torchrun job) and print the report."""
-    from importlib import resources
+def demo(
+    serve: Annotated[float, typer.Option("--serve", help="Keep serving /metrics this many seconds after the replay.")] = 0.0,
+    speed: Annotated[float, typer.Option("--delay", help="Seconds between replayed lines.")] = 0.02,
+) -> None:
+    """Replay a bundled real incident while the daemon watches it live (no servers needed)."""
+    from monitor.demo import run_demo
 
-    root = resources.files("monitor") / "examples"
-    cases = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    if not cases:
-        raise _fail("no bundled example found (monitor/examples/)")
-    console = Console()
-    for name in cases:
-        path = str(root / name)
-        console.rule(f"[bold]example: {name}")
-        console.print(f"$ rankwatch diagnose {path}", style="dim", highlight=False)
-        render_text(diagnose_paths([path], job=name).report, console)
+    raise typer.Exit(run_demo(delay=speed, serve=serve))
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ class LiveConsole:
         self.seen[key] += 1
         if self.seen[key] > 1:
             return  # the first line of each kind per rank; /metrics counts them all
-        entry = self.catalog[ev.failure] if ev.failure in self.catalog else None
+        entry = self.catalog.get(ev.failure, None)
         role = (ev.data.get("role") or (entry.role if entry else "")) if entry else ""
         rank = "?" if ev.rank is None else str(ev.rank)
         self.console.print(Text.assemble(

@@ -9,8 +9,11 @@ Failure model (what is guaranteed, what can be lost):
 - a rotated copy that reappears under a matching name (``train.log.1``, copytruncate's
   copy) is recognised by its fingerprint and continued from where the original was, not
   re-read.
-- copytruncate / truncate-in-place: detected when the size drops below the read offset;
-  reading restarts at 0 as a new generation. Bytes written after the last read and
+- copytruncate / truncate-in-place: detected when the size drops below the read offset,
+  or when the file's first bytes changed (rewritten past our offset between two
+  rescans); reading restarts at 0 as a new generation. A file truncated and rewritten
+  with byte-identical first 256 bytes past the old offset between two rescans cannot
+  be told from an append (no tailer can; inotify hints narrow the window). Bytes written after the last read and
   before the truncation cannot be read by anyone: their count is added to
   ``dropped["truncated"]`` (the loss window), and the rank is marked restarted.
 - deletion: the open descriptor is read to its end, then closed. No loss.
@@ -22,6 +25,7 @@ Failure model (what is guaranteed, what can be lost):
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -294,18 +298,14 @@ class Tailer:
     def lag_bytes(self) -> int:
         lag = 0
         for tail in [*self.tails.values(), *self.draining]:
-            try:
+            with contextlib.suppress(OSError):
                 lag += max(0, os.fstat(tail.fd).st_size - tail.offset)
-            except OSError:
-                pass
         return lag
 
     def close(self) -> None:
         for tail in [*self.tails.values(), *self.draining]:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(tail.fd)
-            except OSError:
-                pass
         self.tails.clear()
         self.draining.clear()
 

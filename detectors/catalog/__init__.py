@@ -134,6 +134,9 @@ class Catalog:
     def __getitem__(self, failure_id: str) -> Entry:
         return self.entries[failure_id]
 
+    def get(self, failure_id: str | None, default: Entry | None = None) -> Entry | None:
+        return self.entries.get(failure_id, default) if failure_id is not None else default
+
     def __contains__(self, failure_id: object) -> bool:
         return failure_id in self.entries
 

@@ -36,6 +36,7 @@ class FileState:
     summary_rank: int | None = None
     summary_local: int | None = None
     summary_time: str | None = None
+    summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     in_traceback: bool = False
 
 

@@ -92,11 +92,15 @@ _FAILURES = re.compile(r"^\s*Failures:\s*$")
 _S_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<lr>\d+)\)")
 _S_EXIT = re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)")
 _S_TIME = re.compile(r"^\s*time\s*: (?P<t>\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)")
+_S_RULE = re.compile(r"^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$")
 
 
 def _summary(m: re.Match[str], seg: Segment) -> bool:
     f = seg.file
     body = seg.body
+    if _S_RULE.match(body):
+        f.summary_ctx_rank = None  # a new failure block (or the end of the summary)
+        return True
     if _ROOT.search(body):
         f.summary_root = True
         return True
@@ -128,6 +132,7 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
             },
         )
         ev.rank = f.summary_rank  # the summary names the GLOBAL rank
+        f.summary_ctx_rank = f.summary_rank  # its error_file / traceback lines follow
         f.summary_rank = None
         return True
     return False
@@ -139,7 +144,7 @@ RULES = [
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
     Rule(
         "launcher.summary",
-        r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:",
+        r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$",
         _summary,
     ),
 ]

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from detectors.catalog import Catalog, CatalogError, Entry, _parse, load_catalog
+from detectors.catalog import Catalog, CatalogError, Entry, Stack, _parse, load_catalog
 from detectors.scanner import Scanner, available_engines
 
 REQUIRED = {
@@ -16,11 +16,42 @@ REQUIRED = {
     "collective_timeout", "peer_connection_lost", "launcher_teardown", "nccl_error", "gpu_xid", "gpu_ecc_error",
     "cuda_illegal_memory_access",
 }
+# issue #8: the seed's symptoms and the crash/hardware/distributed entries beyond the design set
+ISSUE_8 = {
+    "bf16_accuracy_gap", "amp_no_speedup", "bf16_memory_overhead", "fp16_early_instability", "host_oom",
+    "rank_segfault", "nccl_version_mismatch", "gpu_fallen_off_bus", "dataloader_stall",
+}
+DEPTH_FIELDS = ("title", "summary", "mechanism", "symptoms", "root_causes", "verify", "observe", "confirm",
+                "prevention", "scale_notes", "affected", "references")
 
 
 def test_catalog_has_every_design_id() -> None:
     cat = load_catalog()
-    assert REQUIRED <= {e.id for e in cat}
+    assert {e.id for e in cat} >= REQUIRED
+
+
+def test_catalog_has_the_issue_8_entries_and_25_or_more() -> None:
+    ids = {e.id for e in load_catalog()}
+    assert ISSUE_8 <= ids, f"missing: {sorted(ISSUE_8 - ids)}"
+    assert len(ids) >= 25
+
+
+@pytest.mark.parametrize("entry", sorted(load_catalog(), key=lambda e: e.id), ids=lambda e: e.id)
+def test_every_entry_at_full_depth(entry: Entry) -> None:
+    """The encyclopedia: every entry has every depth field, a PyTorch fix, and related ids that exist."""
+    for name in DEPTH_FIELDS:
+        value = getattr(entry, name)
+        assert value, f"{entry.id}: {name} is empty"
+        if isinstance(value, str):
+            assert value.strip(), f"{entry.id}: {name} is blank"
+        else:
+            assert all(str(v).strip() for v in value), f"{entry.id}: {name} has a blank item"
+    fix = entry.fix.get(Stack.PYTORCH)
+    assert fix is not None and fix.change.strip() and fix.why.strip(), f"{entry.id}: no pytorch fix"
+    cat = load_catalog()
+    for r in entry.related:
+        assert r in cat and r != entry.id, f"{entry.id}: related id {r!r} does not exist (or is itself)"
+    assert all(ref.startswith("https://") for ref in entry.references), f"{entry.id}: references must be URLs"
 
 
 def test_no_placeholder_text() -> None:

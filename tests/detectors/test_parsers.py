@@ -79,9 +79,9 @@ MATCHES = [
     ("ECC under torchrun tee (real-logs/011): [default0] is LOCAL, [rank12] GLOBAL",
      "[default0]:[rank12]:[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 12] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered",
      "gpu_ecc_error", 12, {}),
-    ("Xid 79 kernel log (§7)",
+    ("Xid 79 kernel log (§7): its own entry since issue #8",
      "kernel: NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.",
-     "gpu_xid", None, {"xid": "79", "pci": "0000:2b:00"}),
+     "gpu_fallen_off_bus", None, {"pci": "0000:2b:00"}),
     ("Xid 94 with pid (§7)",
      "NVRM: Xid (PCI:0000:01:00): 94, pid=7062, Contained: CE User Channel (0x9). RST: No, D-RST: No",
      "gpu_xid", None, {"xid": "94"}),
@@ -245,7 +245,7 @@ def test_torchrun_agent_line_formats() -> None:
 
 def test_child_failed_summary_block_names_global_rank() -> None:
     """ChildFailedError summary (§1.6): the rank line holds the GLOBAL rank."""
-    text = """Root Cause (first observed failure):
+    text = b"""Root Cause (first observed failure):
 [0]:
   time      : 2025-03-04_12:17:22
   host      : gpu-node-017.cluster.local
@@ -253,7 +253,7 @@ def test_child_failed_summary_block_names_global_rank() -> None:
   exitcode  : -6 (pid: 469401)
   error_file: <N/A>
   traceback : Signal 6 (SIGABRT) received by PID 469401
-""".encode()
+"""
     evs = [e for e in default_parser().parse_chunk(text, 1, FileState("c.log")) if e.kind is EventKind.EXIT]
     assert len(evs) == 1
     assert evs[0].rank == 11 and evs[0].data["local_rank"] == 3 and evs[0].data["root_cause"] is True
@@ -270,9 +270,9 @@ def test_deepspeed_launcher_exit_is_not_trusted() -> None:
 def test_nccl_rank_map_attributes_later_lines() -> None:
     """`comm ... rank 11 nranks 16 cudaDev 3` ties host:pid to global rank 11 (real-logs/044)."""
     text = (
-        "m-0:14054:14825 [3] NCCL INFO comm 0x9bc5a80 rank 11 nranks 16 cudaDev 3 busId 4e000 - Abort COMPLETE\n"
-        "m-0:14054:14891 [3] NCCL INFO [Service thread] Connection closed by localRank 4\n"
-    ).encode()
+        b"m-0:14054:14825 [3] NCCL INFO comm 0x9bc5a80 rank 11 nranks 16 cudaDev 3 busId 4e000 - Abort COMPLETE\n"
+        b"m-0:14054:14891 [3] NCCL INFO [Service thread] Connection closed by localRank 4\n"
+    )
     evs = default_parser().parse_chunk(text, 1, FileState("c.log"))
     lost = [e for e in evs if e.kind is EventKind.MATCH]
     assert lost and lost[0].rank == 11 and lost[0].failure == "peer_connection_lost"
