@@ -25,6 +25,7 @@ from typing import Any
 from detectors.detect import JobState, RankKey, SampleRec, ScaleMove
 from detectors.events import Event, Finding, Role, Source
 from detectors.gpus import compute_capability
+from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
 
@@ -350,6 +351,7 @@ class _Correlator:
             inc = self.assemble(group, kind=kind)
             if inc:
                 out.append(inc)
+        out += symptom_incidents(st, self.ctx)  # the seed's symptoms (detectors/symptoms.py), their own incidents
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
         return out
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
 from detectors.events import Event, EventKind, Finding, Role, Source
+from detectors.symptoms import SymptomTrack
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
@@ -101,6 +102,7 @@ class JobState:
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
+        self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -110,6 +112,7 @@ class JobState:
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.catalog = load_catalog()
+        self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -260,6 +263,7 @@ class JobState:
     def _sample(self, st: RankState, ev: Event, order: int) -> None:
         d = ev.data
         rec = SampleRec(ev.step, order, ev.time, ev.source, d)
+        self.symptoms.add(st.key, rec)
         st.n_samples += 1
         if ev.step is not None:
             st.last_step = ev.step

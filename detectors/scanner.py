@@ -79,7 +79,7 @@ class Scanner:
         if engine is not None and engine not in engines:
             raise ValueError(f"scan engine {engine!r} is not available here (have: {', '.join(engines)})")
         self.engine = engine or engines[0]
-        self._py = [re.compile(p.encode(), re.MULTILINE) for p in self.patterns]
+        self._py: list[re.Pattern[bytes]] = []
         if self.engine == "hyperscan":
             import hyperscan
 
@@ -103,6 +103,7 @@ class Scanner:
                 self._set.Add(_uncapture(p).encode())
             self._set.Compile()
         else:
+            self._py = [re.compile(p.encode(), re.MULTILINE) for p in self.patterns]
             self._any_py = re.compile("|".join(f"(?:{_uncapture(p)})" for p in self.patterns).encode(), re.MULTILINE)
 
     def scan(self, buf: bytes) -> list[Hit]:

@@ -92,6 +92,9 @@ class Daemon:
         self.runner: web.AppRunner | None = None
         self.bound: tuple[str, int] | None = None
         self.resume_note = ""
+        self.hinted = False  # inotify hints are active
+        self.saved_mark: tuple[int, int, int, int] | None = None
+        self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
 
     # ------------------------------------------------------------------ engine glue
     def _sink(self, events: list[Event]) -> None:
@@ -165,13 +168,17 @@ class Daemon:
     async def _reader(self) -> None:
         last_eval = 0.0
         while not self.stopping.is_set():
+            # with inotify hints a write wakes us at once; polling is only the fallback
+            # (NFS/Lustre, no inotify), so a quiet job costs almost nothing
+            timeout = self.cfg.rescan_interval if self.hinted else self.cfg.poll_interval
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=self.cfg.poll_interval)
+                await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             self.wake.clear()
             while self.tailer.poll():
                 await asyncio.sleep(0)  # keep HTTP responsive during a flood
             now = self.clock()
-            if self.dirty or now - last_eval >= 1.0:
+            # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
+            if self.dirty or now - last_eval >= self.tick:
                 self.dirty = False
                 last_eval = now
                 self.evaluate()
@@ -187,8 +194,12 @@ class Daemon:
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), timeout=self.cfg.checkpoint_interval)
+            mark = (self.engine.state.order, self.tailer.stats.bytes, self.tailer.stats.truncations, self.tailer.stats.rotations)
+            if mark == self.saved_mark:
+                continue  # nothing new since the last checkpoint: a quiet job costs nothing
             try:
                 self.save()
+                self.saved_mark = mark
             except OSError as exc:
                 self.tailer.stats.dropped["checkpoint_failed"] += 1
                 self.log(f"rankwatch: checkpoint failed: {exc}")
@@ -203,6 +214,7 @@ class Daemon:
         host, port = await self.start_http()
         dirs = sorted({glob_base(p) for p in self.cfg.logs})
         hints = _Hints(loop, self.wake, dirs) if self.cfg.inotify else None
+        self.hinted = bool(hints and hints.observer)
         self.log(
             f"rankwatch: job {self.cfg.job!r}: watching {len(self.tailer.tails)} file(s) matching "
             f"{', '.join(self.cfg.logs)}; metrics on http://{host}:{port}/metrics; {self.resume_note}; "

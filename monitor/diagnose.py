@@ -13,7 +13,7 @@ from detectors.diagnosis import build_report
 from detectors.events import EventKind
 from detectors.parse import LogParser, default_parser
 from detectors.parsers.base import FileState, JobParseState
-from monitor.inputs import LogFile, discover
+from monitor.inputs import InputError, LogFile, discover
 from monitor.reader import ChunkReader
 
 __all__ = ["DiagnoseResult", "diagnose_paths", "diagnose_stream"]
@@ -28,6 +28,7 @@ class DiagnoseResult:
     notes: list[str] = field(default_factory=list)
     bytes_read: int = 0
     lines: int = 0
+    state: JobState | None = None  # the detect stage's state (the HTML report's timeline reads it)
 
 
 def _year(path: Path) -> int:
@@ -68,7 +69,11 @@ def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) 
     return nbytes, reader.lines_done
 
 
-def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None = None) -> DiagnoseResult:
+def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None = None,
+                   baseline: list[str] | None = None, expect_speedup: float | None = None) -> DiagnoseResult:
+    """Diagnose ``paths``; with ``baseline`` (another run of the same job, e.g. in fp32) the seed
+    symptoms (speed-up, accuracy, memory, early loss) are also judged against that run."""
+    base = _baseline(baseline, engine) if baseline else None
     files, notes = discover(paths)
     parser = default_parser(engine)
     name = job or (Path(paths[0]).resolve().name if paths else "job")
@@ -93,13 +98,42 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
         result.lines += lines
         if n == 0:
             notes.append(f"{lf.display} is empty")
+    _compare(state, notes, base, baseline, expect_speedup)
     result.report = build_report(state, files=len(files), notes=notes)
+    result.state = state
     return result
 
 
-def diagnose_stream(fh: Any, name: str = "stdin", job: str | None = None) -> DiagnoseResult:
+def _baseline(paths: list[str], engine: str | None) -> DiagnoseResult:
+    try:
+        base = diagnose_paths(paths, job="baseline", engine=engine)
+    except InputError as exc:
+        raise InputError(f"--baseline: {exc}") from None
+    if not base.files:
+        raise InputError(f"--baseline: no readable log files in {', '.join(paths)}")
+    return base
+
+
+def _compare(state: JobState, notes: list[str], base: DiagnoseResult | None, paths: list[str] | None,
+             expect_speedup: float | None) -> None:
+    """Hand the baseline's state to the symptom detectors (and say so in the report's notes)."""
+    if base is not None and base.state is not None:
+        ctx = base.state.context()
+        notes.append(f"baseline: {', '.join(paths or [])} ({len(base.files)} file(s), precision "
+                     f"{ctx.get('precision') or 'unknown'}, gpu {ctx.get('gpu') or 'unknown'})")
+    elif expect_speedup is not None:
+        notes.append("--expect-speedup is compared with a baseline run's throughput: give one with --baseline")
+    state.symptoms.configure(baseline=base.state if base is not None else None, expect_speedup=expect_speedup)
+
+
+def diagnose_stream(fh: Any, name: str = "stdin", job: str | None = None,
+                    baseline: list[str] | None = None, expect_speedup: float | None = None) -> DiagnoseResult:
+    base = _baseline(baseline, None) if baseline else None
     parser = default_parser()
     state = JobState(job=job or name)
     fstate = FileState(path=name, year=time.gmtime().tm_year)
     n, lines = feed_stream(fh, parser, fstate, state)
-    return DiagnoseResult(report=build_report(state, files=1), bytes_read=n, lines=lines)
+    notes: list[str] = []
+    _compare(state, notes, base, baseline, expect_speedup)
+    return DiagnoseResult(report=build_report(state, files=1, notes=notes), notes=notes, bytes_read=n, lines=lines,
+                          state=state)

@@ -61,19 +61,25 @@ class ChunkReader:
         return self._hand(head)
 
     def _cap(self, head: bytes) -> bytes:
-        """Cut complete lines longer than ``max_line`` (one C-level regex scan)."""
+        """Cut complete lines longer than ``max_line`` (linear: ``^`` only anchors at line starts)."""
         if len(head) <= self.max_line:
             return head
-        rx = re.compile(rb"[^\n]{%d,}" % (self.max_line + 1))
-        if rx.search(head) is None:
+        rx = re.compile(rb"(?m)^[^\n]{%d}" % (self.max_line + 1))
+        m = rx.search(head)
+        if m is None:
             return head
         parts: list[bytes] = []
         pos = 0
-        for m in rx.finditer(head):
-            parts.append(head[pos : m.start() + self.max_line])
-            self.dropped_bytes += m.end() - m.start() - self.max_line
+        while m is not None:
+            start = m.start()
+            end = head.find(b"\n", start)
+            if end < 0:
+                end = len(head)
+            parts.append(head[pos : start + self.max_line])
+            self.dropped_bytes += end - start - self.max_line
             self.truncated_lines += 1
-            pos = m.end()
+            pos = end
+            m = rx.search(head, end)
         parts.append(head[pos:])
         return b"".join(parts)
 

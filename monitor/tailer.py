@@ -29,6 +29,7 @@ import contextlib
 import glob
 import hashlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -144,18 +145,27 @@ class Tailer:
                 continue
         return path
 
-    def scan_paths(self) -> list[str]:
-        found: set[str] = set()
+    def scan_paths(self) -> dict[str, os.stat_result]:
+        """Regular files matching the globs now, with their stat (one stat per file)."""
+        found: dict[str, os.stat_result] = {}
         for pat in self.patterns:
             for p in glob.iglob(pat, recursive=True):
-                if os.path.isfile(p):
-                    found.add(os.path.normpath(p))
-        return sorted(found)
+                p = os.path.normpath(p)
+                if p in found:
+                    continue
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    found[p] = st
+        return dict(sorted(found.items()))
 
     def rescan(self) -> None:
         """Reconcile open files with what the globs match now."""
-        paths = self.scan_paths()
-        present = set(paths)
+        stats = self.scan_paths()
+        paths = list(stats)
+        present = stats.keys()
         for path, tail in list(self.tails.items()):
             if path not in present:
                 # deleted: finish it through the open descriptor
@@ -163,17 +173,14 @@ class Tailer:
                 self.stats.deletions += 1
                 self.draining.append(self.tails.pop(path))
         for path in paths:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
+            st = stats[path]
             tail = self.tails.get(path)
             if tail is not None:
                 if (st.st_dev, st.st_ino) != (tail.identity.dev, tail.identity.ino):
                     self.stats.rotations += 1
                     self.draining.append(self.tails.pop(path))
                     self._open(path, st, generation=tail.generation + 1)
-                elif st.st_size < tail.offset or self._rewritten(tail):
+                elif st.st_size < tail.offset or (st.st_size != tail.last_size and self._rewritten(tail)):
                     self._truncated(tail, st.st_size)
                 else:
                     tail.last_size = st.st_size

@@ -149,7 +149,7 @@ class Catalog:
 
 def _parse(name: str, text: str) -> Entry:
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
     except yaml.YAMLError as exc:
         raise CatalogError(f"{name}: not valid YAML: {exc}") from exc
     try:

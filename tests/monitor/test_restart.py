@@ -32,9 +32,10 @@ def start(logs: Path, state: Path, port: int) -> subprocess.Popen[str]:
 
 
 def get(port: int, path: str) -> str:
-    for _ in range(200):
+    deadline = time.monotonic() + 90  # a loaded 2-core CI machine starts Python slowly
+    while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
                 return r.read().decode()
         except OSError:
             time.sleep(0.05)
@@ -49,7 +50,7 @@ def metric(text: str, name: str) -> float:
 
 
 def wait_lines(port: int, n: int) -> str:
-    for _ in range(200):
+    for _ in range(1200):
         text = get(port, "/metrics")
         if metric(text, "rankwatch_lines_total") >= n:
             return text
