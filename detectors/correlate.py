@@ -111,6 +111,10 @@ class _Correlator:
                 grad_bad.append((key, rs.first_bad_grad))
             if rs.first_bad_global:
                 global_bad.append((key, rs.first_bad_global))
+        if self.ctx.get("loss_scaling") or self.st.scale_moves:
+            # fp16 with a dynamic scaler: a non-finite grad norm is an overflow the scaler
+            # skipped (its moves are judged by loss_scale()), not a NaN in the model
+            grad_bad = []
         if not (loss_bad or grad_bad or global_bad):
             return out
 

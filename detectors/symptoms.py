@@ -30,11 +30,13 @@ called by the correlator each time incidents are computed and returns its own in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from detectors.events import Source
@@ -367,8 +369,8 @@ def _accuracy(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list
     prec, bprec = ctx.get("precision"), bctx.get("precision")
     if prec == bprec and prec is not None:
         return []
-    if prec == "fp32" and bprec in SIXTEEN_BIT:
-        return []  # the run is the fp32 one: nothing to blame on 16-bit
+    if prec not in ("bf16", None):
+        return []  # the entry is about bf16 (fp16 accuracy problems are range problems: amp_bf16_vs_fp16)
     run, ref = _eval_series(state, track), _eval_series(base, base.symptoms)
     what = "evaluation loss"
     if run and ref:
@@ -420,11 +422,13 @@ def _train_tail(state: JobState, track: SymptomTrack, base: JobState) -> list[tu
     run, ref = _job_series(state, track), _job_series(base, base.symptoms)
     if len(run) < 10 or len(ref) < 10:
         return []
-    if all(s is not None for s, _, _ in run + ref):
-        end = min(max(s for s, _, _ in run), max(s for s, _, _ in ref))  # type: ignore[type-var]
-        start = end - max(1, (end - min(s for s, _, _ in run)) // 10)  # type: ignore[operator]
-        rwin = [(v, pt) for s, v, pt in run if start <= s <= end]  # type: ignore[operator]
-        bwin = [(v, pt) for s, v, pt in ref if start <= s <= end]  # type: ignore[operator]
+    rsteps = [s for s, _, _ in run if s is not None]
+    bsteps = [s for s, _, _ in ref if s is not None]
+    if len(rsteps) == len(run) and len(bsteps) == len(ref):
+        end = min(max(rsteps), max(bsteps))
+        start = end - max(1, (end - min(rsteps)) // 10)
+        rwin = [(v, pt) for s, v, pt in run if s is not None and start <= s <= end]
+        bwin = [(v, pt) for s, v, pt in ref if s is not None and start <= s <= end]
     else:
         n = max(3, min(len(run), len(ref)) // 10)
         rwin = [(v, pt) for _, v, pt in run[-n:]]
@@ -532,7 +536,7 @@ def _early_stats(points: list[tuple[int | None, float, SeriesPoint]]) -> _EarlyS
         return None
     xs = [v for _, v, _ in points]
     n = len(xs)
-    ups = sum(1 for a, b in zip(xs, xs[1:], strict=False) if b > a) / (n - 1)
+    ups = sum(1 for a, b in pairwise(xs) if b > a) / (n - 1)
     q = max(2, n // 4)
     head, tail = statistics.median(xs[:q]), statistics.median(xs[-q:])
     progress = (head - tail) / abs(head) if head else 0.0
@@ -675,10 +679,8 @@ def _int(v: Any) -> int | None:
 def _cc(ctx: dict[str, Any]) -> float | None:
     cc = compute_capability(ctx.get("gpu"))
     if ctx.get("compute_capability"):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             cc = float(ctx["compute_capability"])
-        except (TypeError, ValueError):
-            pass
     return cc
 
 

@@ -122,8 +122,8 @@ def build_timeline(state: JobState, incidents: list[dict[str, Any]]) -> Timeline
         x_max = x_min + 1.0
     for m in marks:
         if m.x is None:
-            pts = series.get(m.rank)
-            m.x = pts[-1].x if pts else x_max
+            row = series.get(m.rank)
+            m.x = row[-1].x if row else x_max
             m.approx = True
 
     rows: set[int | None] = set(series) | {m.rank for m in marks}

@@ -1,7 +1,7 @@
 """The ``rankwatch`` command line.
 
 Exit codes: 0 success; 2 bad usage or unreadable input (missing path, nothing to read);
-3 ``--fail-on`` matched a failure in the diagnosis.
+3 ``--fail-on`` matched a failure in the diagnosis; 1 ``check`` found an error in the config.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from detectors.catalog import CatalogError, load_catalog
 from monitor.diagnose import diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
 from monitor.report import render_markdown, render_text
+from monitor.report.html import render_report_html
 
 __all__ = ["app", "main"]
 
@@ -39,6 +40,7 @@ class Format(StrEnum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    html = "html"
 
 
 def _fail(msg: str, code: int = 2) -> typer.Exit:
@@ -53,6 +55,8 @@ def diagnose(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
     fail_on: Annotated[list[str] | None, typer.Option("--fail-on", help="Exit 3 when a failure with this catalog id is found (repeatable).")] = None,
     job: Annotated[str | None, typer.Option("--job", help="Job name in the report (default: the directory name).")] = None,
+    baseline: Annotated[list[str] | None, typer.Option("--baseline", help="Logs of a baseline run of the same job (e.g. fp32) to compare speed, eval loss and memory with (repeatable).")] = None,
+    expect_speedup: Annotated[float | None, typer.Option("--expect-speedup", min=0.01, help="Speed-up over --baseline the mixed-precision run should reach (default 1.15).")] = None,
 ) -> None:
     """Diagnose a finished (or running) job's logs: initiating failure, rank, step, root cause, fix."""
     catalog = load_catalog()
@@ -61,9 +65,9 @@ def diagnose(
             raise _fail(f"--fail-on: unknown failure id {fid!r} (see 'rankwatch catalog list')")
     try:
         if paths == ["-"]:
-            result = diagnose_stream(sys.stdin.buffer, job=job)
+            result = diagnose_stream(sys.stdin.buffer, job=job, baseline=baseline, expect_speedup=expect_speedup)
         else:
-            result = diagnose_paths(paths, job=job)
+            result = diagnose_paths(paths, job=job, baseline=baseline, expect_speedup=expect_speedup)
     except InputError as exc:
         raise _fail(str(exc)) from None
     if paths != ["-"] and not result.files:
@@ -76,6 +80,8 @@ def diagnose(
         text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     elif fmt is Format.markdown:
         text = render_markdown(report)
+    elif fmt is Format.html:
+        text = render_report_html(report, result.state)
     else:
         text = ""
     if output is not None:
@@ -167,6 +173,27 @@ def run(
         asyncio.run(daemon.run())
     except OSError as exc:
         raise _fail(f"cannot start: {exc.strerror or exc} ({cfg.metrics_addr})") from None
+
+
+@app.command()
+def check(
+    config: Annotated[Path, typer.Argument(help="DeepSpeed JSON, HF TrainingArguments JSON/YAML, accelerate YAML, Megatron/fairseq arguments file, or Lightning YAML.")],
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU model (e.g. 'NVIDIA A100-SXM4-80GB') or compute capability (e.g. 7.5); default: nvidia-smi.")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+) -> None:
+    """Preflight: check a training config's precision settings against the GPU (exit 1 on errors)."""
+    from monitor.check import CheckError, render_check_text, run_check
+
+    try:
+        res = run_check(config, gpu=gpu)
+    except CheckError as exc:
+        raise _fail(str(exc)) from None
+    if format is Format.json:
+        sys.stdout.write(json.dumps(res.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_check_text(res))
+    if res.preflight.errors:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -164,31 +164,50 @@ class Tailer:
     def rescan(self) -> None:
         """Reconcile open files with what the globs match now."""
         stats = self.scan_paths()
-        paths = list(stats)
-        present = stats.keys()
+        # a path that no longer holds the file we follow: the file was renamed (maybe to a
+        # name the globs match: found again below by its inode, which cannot be reused
+        # while we hold it open), rotated (the path holds a new file) or deleted
+        left: dict[tuple[int, int], FileTail] = {}
+        next_gen: dict[str, int] = {}
         for path, tail in list(self.tails.items()):
-            if path not in present:
-                # deleted: finish it through the open descriptor
+            st = stats.get(path)
+            if st is not None and (st.st_dev, st.st_ino) == (tail.identity.dev, tail.identity.ino):
+                continue
+            del self.tails[path]
+            left[(tail.identity.dev, tail.identity.ino)] = tail
+            if st is not None:
+                self.stats.rotations += 1
+                next_gen[path] = tail.generation + 1
+            else:
                 tail.deleted = True
                 self.stats.deletions += 1
-                self.draining.append(self.tails.pop(path))
-        for path in paths:
-            st = stats[path]
+        held = {(t.identity.dev, t.identity.ino) for t in self.tails.values()}
+        draining = {(t.identity.dev, t.identity.ino): t for t in self.draining}
+        for path, st in stats.items():
             tail = self.tails.get(path)
-            if tail is not None:
-                if (st.st_dev, st.st_ino) != (tail.identity.dev, tail.identity.ino):
-                    self.stats.rotations += 1
-                    self.draining.append(self.tails.pop(path))
-                    self._open(path, st, generation=tail.generation + 1)
-                elif st.st_size < tail.offset or (st.st_size != tail.last_size and self._rewritten(tail)):
-                    self._truncated(tail, st.st_size)
+            if tail is None:
+                ident = (st.st_dev, st.st_ino)
+                moved = left.pop(ident, None) or draining.pop(ident, None)
+                if moved is not None:  # renamed to a matching name: the same file, same offset
+                    if moved in self.draining:
+                        self.draining.remove(moved)
+                    moved.path, moved.deleted = path, False
+                    self.tails[path] = tail = moved
+                    held.add(ident)
+                elif ident in held:
+                    continue  # another name (hard link) of a file we already follow
+                elif len(self.tails) >= self.max_files:
+                    self.stats.dropped["max_files"] += 1
+                    continue
                 else:
-                    tail.last_size = st.st_size
-                continue
-            if len(self.tails) >= self.max_files:
-                self.stats.dropped["max_files"] += 1
-                continue
-            self._open(path, st)
+                    self._open(path, st, generation=next_gen.get(path, 0))
+                    continue
+            if st.st_size < tail.offset or (st.st_size != tail.last_size and self._rewritten(tail)):
+                self._truncated(tail, st.st_size)
+            else:
+                tail.last_size = st.st_size
+        # what left the globs is read to its end through the open descriptor, then closed
+        self.draining.extend(left.values())
 
     @staticmethod
     def _rewritten(tail: FileTail) -> bool:
@@ -197,6 +216,14 @@ class Tailer:
             return False
         head, n = _head(tail.fd, tail.identity.head_len)
         return n == tail.identity.head_len and head != tail.identity.head
+
+    def _regenerated(self, tail: FileTail) -> int | None:
+        """The file's size if it was truncated or rewritten since we last looked, else None."""
+        try:
+            size = os.fstat(tail.fd).st_size
+        except OSError:
+            return None
+        return size if size < tail.offset or self._rewritten(tail) else None
 
     def _open(self, path: str, st: os.stat_result, generation: int = 0) -> None:
         try:
@@ -210,8 +237,8 @@ class Tailer:
         rank, local, attempt = path_ranks(display)
         fstate = FileState(path=display, rank=rank, local_rank=local, attempt=attempt, year=self.year, job=self.job_parse)
         tail = FileTail(path, display, fd, ident, fstate, ChunkReader(max_line=self.max_line), generation=generation)
-        rec = self.resume.pop(path, None)
-        if rec and (rec["dev"], rec["ino"], rec["head"]) == (ident.dev, ident.ino, ident.head) and rec["offset"] <= st.st_size:
+        rec = self._resume_record(path, fd, ident, st.st_size)
+        if rec is not None:
             self._seek(tail, rec["offset"], rec["lines"], rec.get("generation", 0))
             if rec.get("fstate") is not None:
                 tail.fstate = rec["fstate"]
@@ -221,6 +248,23 @@ class Tailer:
             off, lines, gen = self.known[head]
             self._seek(tail, min(off, st.st_size), lines, gen)
         self.tails[path] = tail
+
+    def _resume_record(self, path: str, fd: int, ident: Identity, size: int) -> dict[str, Any] | None:
+        """The checkpoint record of this file: under its path, else under another path
+        (renamed while we were away). A record matches when device, inode and the
+        fingerprint of the first ``head_len`` bytes *recorded then* match, and the file
+        is not shorter than the recorded offset. Records that match nothing are kept."""
+        keys = [path] if path in self.resume else []
+        keys += [p for p, r in self.resume.items() if p != path and (r["dev"], r["ino"]) == (ident.dev, ident.ino)]
+        for key in keys:
+            rec = self.resume[key]
+            if (rec["dev"], rec["ino"]) != (ident.dev, ident.ino) or rec["offset"] > size:
+                continue
+            n = rec.get("head_len")
+            head = ident.head if n is None or n == ident.head_len else _head(fd, n)[0]
+            if head == rec["head"]:
+                return self.resume.pop(key)
+        return None
 
     @staticmethod
     def _seek(tail: FileTail, offset: int, lines: int, generation: int) -> None:
@@ -272,6 +316,11 @@ class Tailer:
                 break
             if not data:
                 break
+            if total == 0 and self._rewritten(tail):
+                # truncated and rewritten past our offset since the last rescan (a poll can
+                # come first): these bytes belong to a new generation, which starts at 0
+                self._truncated(tail, os.fstat(tail.fd).st_size)
+                continue
             tail.offset += len(data)
             total += len(data)
             buf, first = tail.reader.feed(data)
@@ -296,7 +345,12 @@ class Tailer:
         for tail in list(self.draining):
             n = self.read(tail, budget_per_file)
             total += n
-            if n == 0:
+            size = self._regenerated(tail) if n == 0 else None
+            if size is not None:
+                # truncated (and maybe rewritten) since the last rescan, then it left the globs
+                self._truncated(tail, size)
+                total += 1  # not finished: read the new generation on the next turn
+            elif n == 0:
                 self._flush(tail)
                 os.close(tail.fd)
                 self.draining.remove(tail)
@@ -318,11 +372,30 @@ class Tailer:
 
     # ----------------------------------------------------------------- checkpoints
     def positions(self) -> dict[str, dict[str, Any]]:
+        """Per followed path: identity and the offset just past the last complete line.
+
+        Files that left the globs (rotated away, deleted) are first read to their end:
+        after a restart nobody could find them again, so no checkpoint may leave part
+        of them unread. The sink sees those lines before this returns, so engine state
+        saved after this call includes them.
+        """
+        self.rescan()
+        for tail in list(self.draining):
+            while True:
+                while self.read(tail):
+                    pass
+                size = self._regenerated(tail)
+                if size is None:
+                    break
+                self._truncated(tail, size)
+            self._flush(tail)
+            os.close(tail.fd)
+            self.draining.remove(tail)
         out: dict[str, dict[str, Any]] = {}
         for path, t in self.tails.items():
             out[path] = {
                 "dev": t.identity.dev, "ino": t.identity.ino, "head": t.identity.head,
-                "offset": t.resumable, "lines": t.reader.lines_done,
+                "head_len": t.identity.head_len, "offset": t.resumable, "lines": t.reader.lines_done,
                 "generation": t.generation, "fstate": t.fstate,
             }
         return out

@@ -133,8 +133,11 @@ def _megatron(m: re.Match[str], seg: Segment) -> bool:
         v = parse_number(fm.group("v"))
         if key and v is not None and key not in values:
             values[key] = v
-    # Megatron drops a loss field whose running average is NaN (training_log: avg >= 0)
-    return _emit(seg, values, "global", loss_missing=not has_loss)
+    # Megatron drops a loss field whose running average is NaN (training_log: avg >= 0).
+    # A line whose iterations were all skipped (fp16 overflow) has no loss key at all
+    # yet, which is not a NaN.
+    skipped_only = values.get("skipped", 0) > 0
+    return _emit(seg, values, "global", loss_missing=not has_loss and not skipped_only)
 
 
 # --- DeepSpeed --------------------------------------------------------------------------
