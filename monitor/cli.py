@@ -10,7 +10,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -150,22 +150,30 @@ def run(
     metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="HOST:PORT for /metrics, /healthz, /api/incidents.")] = None,
     mqtt: Annotated[str | None, typer.Option("--mqtt", help="mqtt://host:port of a broker.")] = None,
     state_dir: Annotated[Path | None, typer.Option("--state-dir", help="Checkpoint directory.")] = None,
+    aggregate: Annotated[bool, typer.Option("--aggregate", help="Also correlate the whole job from the broker (needs --mqtt).")] = False,
+    host: Annotated[str | None, typer.Option("--host", help="This node's name in MQTT topics (default: hostname).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No per-finding console output.")] = False,
 ) -> None:
     """Follow every rank's log live: findings and incidents on the console, Prometheus /metrics."""
-    import asyncio
-
     from monitor.config import ConfigError, load_config
-    from monitor.console import LiveConsole
-    from monitor.daemon import Daemon
 
     try:
         cfg = load_config(str(config) if config else None, logs=logs, job=job, metrics_addr=metrics_addr,
-                          mqtt=mqtt, state_dir=state_dir, console=False if quiet else None)
+                          mqtt=mqtt, state_dir=state_dir, console=False if quiet else None,
+                          aggregate=True if aggregate else None, host=host)
     except ConfigError as exc:
         raise _fail(f"invalid configuration: {exc}") from None
-    if cfg.mqtt:
-        raise _fail("--mqtt: MQTT sinks are not available in this version yet")
+    if cfg.aggregate and not cfg.mqtt:
+        raise _fail("invalid configuration: aggregate: needs mqtt (the broker is where the nodes' findings meet)")
+    _serve(cfg)
+
+
+def _serve(cfg: Any) -> None:
+    import asyncio
+
+    from monitor.console import LiveConsole
+    from monitor.daemon import Daemon
+
     out = LiveConsole() if cfg.console else None
     daemon = Daemon(cfg, on_change=out.change if out else None, on_finding=out.finding if out else None,
                     log=lambda m: err.print(m, highlight=False))
@@ -173,6 +181,27 @@ def run(
         asyncio.run(daemon.run())
     except OSError as exc:
         raise _fail(f"cannot start: {exc.strerror or exc} ({cfg.metrics_addr})") from None
+
+
+@app.command()
+def aggregate(
+    mqtt: Annotated[str, typer.Option("--mqtt", help="mqtt://host:port of the broker the sidecars publish to.")],
+    job: Annotated[str, typer.Option("--job", help="Job name (as the sidecars were started).")],
+    metrics_addr: Annotated[str | None, typer.Option("--metrics-addr", help="HOST:PORT for /metrics and /api/incidents.")] = None,
+    state_dir: Annotated[Path | None, typer.Option("--state-dir", help="Checkpoint directory.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML or TOML settings file.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No console output per incident.")] = False,
+) -> None:
+    """Correlate a multi-node job from the broker: one incident naming the initiating rank, published back."""
+    from monitor.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(str(config) if config else None, logs=[], job=job, metrics_addr=metrics_addr, mqtt=mqtt,
+                          state_dir=state_dir, aggregate=True, console=False if quiet else None)
+    except ConfigError as exc:
+        raise _fail(f"invalid configuration: {exc}") from None
+    cfg.logs = []
+    _serve(cfg)
 
 
 @app.command()
@@ -187,13 +216,26 @@ def check(
     try:
         res = run_check(config, gpu=gpu)
     except CheckError as exc:
-        raise _fail(str(exc)) from None
+        err.print(f"[bold red]rankwatch:[/] {exc}", highlight=False, soft_wrap=True)  # one line: paths stay whole
+        raise typer.Exit(2) from None
     if format is Format.json:
         sys.stdout.write(json.dumps(res.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_check_text(res))
     if res.preflight.errors:
         raise typer.Exit(1)
+
+
+@app.command()
+def generate(
+    root: Annotated[Path, typer.Option("--root", help="Repository root to write into.")] = Path("."),
+    runbook_url: Annotated[str | None, typer.Option("--runbook-url", help="Base URL of docs/runbooks/ for alert runbook_url annotations.")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a generated file is out of date.")] = False,
+) -> None:
+    """Regenerate alert/recording rules, promtool tests, runbooks and Grafana dashboards from the catalog."""
+    from monitor.rulesgen import run as generate_kit
+
+    raise typer.Exit(generate_kit(root, runbook_url=runbook_url, check=check))
 
 
 @app.command()

@@ -53,7 +53,13 @@ class Settings(BaseSettings):
     close_after: float = Field(300.0, gt=0, description="an incident with no new evidence for this long is closed")
     stall_factor: float = Field(5.0, gt=1, description="a job is stalled after this many median step times without progress")
     stall_floor: float = Field(60.0, gt=0, description="never call a stall before this many seconds")
-    mqtt: str | None = Field(None, description="mqtt://host:port of a broker (MQTT sinks)")
+    mqtt: str | None = Field(None, description="mqtt://[user:pass@]host:1883 or mqtts://... of a broker")
+    mqtt_cafile: Path | None = Field(None, description="CA bundle for mqtts:// (default: the system's)")
+    mqtt_outbox: int = Field(50_000, ge=10, description="events kept while the broker is unreachable")
+    mqtt_keepalive: int = Field(10, ge=1, le=3600, description="seconds; the broker announces this node offline after 1.5x")
+    aggregate: bool = Field(False, description="also correlate the whole job from the broker and publish its incidents")
+    host: str = Field(default_factory=lambda: __import__("socket").gethostname(), min_length=1,
+                      description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
     limits: Limits = Field(default_factory=Limits)
 
@@ -70,9 +76,27 @@ class Settings(BaseSettings):
     @field_validator("logs")
     @classmethod
     def _logs(cls, v: list[str]) -> list[str]:
-        if not v or any(not p.strip() for p in v):
-            raise ValueError("needs at least one non-empty glob")
+        if any(not p.strip() for p in v):
+            raise ValueError("globs must not be empty")
         return v
+
+    @field_validator("mqtt")
+    @classmethod
+    def _mqtt(cls, v: str | None) -> str | None:
+        if v is not None:
+            from monitor.mqtt import parse_url
+
+            parse_url(v)
+        return v
+
+    def safe_dump(self) -> dict[str, Any]:
+        """Settings for logs and /healthz: secrets (the broker password) masked."""
+        from monitor.mqtt import parse_url
+
+        d = self.model_dump(mode="json")
+        if self.mqtt:
+            d["mqtt"] = parse_url(self.mqtt).safe()
+        return d
 
     @property
     def host_port(self) -> tuple[str, int]:

@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from monitor import checkpoint
 from monitor.config import Settings
 from monitor.live import Change, LiveEngine
 from monitor.metrics import RankwatchCollector
+from monitor.mqtt import SCHEMA, EventPayload, Outbox, Publisher, decode_event, encode_event, parse_url, topic
 from monitor.tailer import Tailer, glob_base
 
 __all__ = ["Daemon"]
@@ -79,12 +81,22 @@ class Daemon:
         self.on_finding = on_finding
         self.log = log
         self.engine = LiveEngine(cfg.job, close_after=cfg.close_after, stall_factor=cfg.stall_factor,
-                                 stall_floor=cfg.stall_floor)
+                                 stall_floor=cfg.stall_floor, node_mode=bool(cfg.mqtt) and not cfg.aggregate)
+        self.publisher: Publisher | None = None
+        self.seen_ids: OrderedDict[str, None] = OrderedDict()  # aggregator: event ids already folded in
+        if cfg.mqtt:
+            outbox = Outbox(max_events=cfg.mqtt_outbox)
+            sub = topic(cfg.job, "findings", "#") if cfg.aggregate else None
+            self.publisher = Publisher(parse_url(cfg.mqtt), cfg.job, host=cfg.host, outbox=outbox, log=log,
+                                       subscribe=sub, on_message=self._remote if cfg.aggregate else None,
+                                       cafile=str(cfg.mqtt_cafile) if cfg.mqtt_cafile else None,
+                                       keepalive=cfg.mqtt_keepalive)
         self.tailer = Tailer(cfg.logs, default_parser(), self._sink, max_files=cfg.limits.max_files,
                              max_line=cfg.limits.max_line_bytes, chunk=cfg.limits.read_chunk_bytes,
                              year=time.gmtime().tm_year)
         self.registry = CollectorRegistry(auto_describe=False)
         self.collector = RankwatchCollector(self.engine, self.tailer, cfg.limits.max_ranks)
+        self.collector.publisher = self.publisher
         self.registry.register(self.collector)
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -98,6 +110,19 @@ class Daemon:
 
     # ------------------------------------------------------------------ engine glue
     def _sink(self, events: list[Event]) -> None:
+        if self.publisher is not None:
+            ob = self.publisher.outbox
+            job, host = self.cfg.job, self.cfg.host
+            for ev in events:
+                leaf = "unknown" if ev.rank is None else str(ev.rank)
+                ob.put_event(topic(job, "findings", leaf), encode_event(job, host, ev).dump())
+            if self.cfg.aggregate:
+                # the aggregator's engine is fed from the broker (every node, this one included)
+                if self.on_finding is not None:
+                    for ev in events:
+                        if ev.kind is EventKind.MATCH:
+                            self.on_finding(ev)
+                return
         self.engine.feed(events, self.clock())
         self.dirty = True
         if self.on_finding is not None:
@@ -105,11 +130,33 @@ class Daemon:
                 if ev.kind is EventKind.MATCH:
                     self.on_finding(ev)
 
+    def _remote(self, t: str, payload: bytes) -> None:
+        """Aggregator: one event from any node of the job (duplicates dropped by id)."""
+        try:
+            p = EventPayload.model_validate_json(payload)
+        except ValueError:
+            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+            return
+        if p.id in self.seen_ids:
+            self.tailer.stats.dropped["mqtt_duplicate"] += 1
+            return
+        self.seen_ids[p.id] = None
+        if len(self.seen_ids) > 1_000_000:
+            self.seen_ids.popitem(last=False)
+        self.engine.feed([decode_event(p)], self.clock())
+        self.dirty = True
+        self.wake.set()
+
     def evaluate(self) -> list[Change]:
         changes = self.engine.evaluate(self.clock())
         if self.on_change is not None:
             for c in changes:
                 self.on_change(c)
+        if self.publisher is not None and self.cfg.aggregate:
+            for c in changes:
+                d = dict(c.incident, schema=SCHEMA, job=self.cfg.job)
+                self.publisher.outbox.put_incident(
+                    d["id"], topic(self.cfg.job, "incidents", d["id"]), json.dumps(d, ensure_ascii=False).encode())
         return changes
 
     def restore(self) -> None:
@@ -204,6 +251,10 @@ class Daemon:
                 self.tailer.stats.dropped["checkpoint_failed"] += 1
                 self.log(f"rankwatch: checkpoint failed: {exc}")
 
+    async def _outbox_empty(self) -> None:
+        while self.publisher is not None and len(self.publisher.outbox) and self.publisher.connected.is_set():
+            await asyncio.sleep(0.05)
+
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -215,12 +266,17 @@ class Daemon:
         dirs = sorted({glob_base(p) for p in self.cfg.logs})
         hints = _Hints(loop, self.wake, dirs) if self.cfg.inotify else None
         self.hinted = bool(hints and hints.observer)
+        mq = ""
+        if self.publisher is not None:
+            role = "aggregating the job from" if self.cfg.aggregate else "publishing to"
+            mq = f"; {role} MQTT {self.publisher.url.safe()} as {self.cfg.host!r}"
         self.log(
             f"rankwatch: job {self.cfg.job!r}: watching {len(self.tailer.tails)} file(s) matching "
-            f"{', '.join(self.cfg.logs)}; metrics on http://{host}:{port}/metrics; {self.resume_note}; "
-            f"{'inotify hints + ' if hints and hints.observer else ''}rescan every {self.cfg.rescan_interval:g}s"
+            f"{', '.join(self.cfg.logs) or '(none)'}; metrics on http://{host}:{port}/metrics; {self.resume_note}; "
+            f"{'inotify hints + ' if hints and hints.observer else ''}rescan every {self.cfg.rescan_interval:g}s{mq}"
         )
         tasks = [asyncio.create_task(c) for c in (self._reader(), self._rescanner(), self._checkpointer())]
+        pub_task = asyncio.create_task(self.publisher.run()) if self.publisher else None
         try:
             await self.stopping.wait()
         finally:
@@ -239,6 +295,13 @@ class Daemon:
             except OSError as exc:
                 self.log(f"rankwatch: final checkpoint failed: {exc}")
             self.tailer.close()
+            if self.publisher is not None and pub_task is not None:
+                # give the broker a moment to take what is left, then say goodbye (retained offline)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._outbox_empty(), timeout=5)
+                self.publisher.stop()
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(pub_task, timeout=10)
             if self.runner is not None:
                 await self.runner.cleanup()
             self.log(f"rankwatch: stopped; final checkpoint in {Path(self.cfg.state_dir) / checkpoint.NAME}")

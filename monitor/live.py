@@ -55,6 +55,7 @@ class LiveEngine:
     published: dict[str, Published] = field(default_factory=dict)
     opened_total: dict[str, int] = field(default_factory=dict)  # failure → incidents opened
     started: float | None = None
+    node_mode: bool = False  # one node of a multi-node job: collateral-only verdicts do not page
 
     def __post_init__(self) -> None:
         self.state = JobState(job=self.job, catalog=self.catalog)
@@ -129,6 +130,10 @@ class LiveEngine:
         seen: set[str] = set()
         for inc in current:
             d = incident_dict(inc, self.catalog, stack, status="open")
+            if self.node_mode and inc.rank is None and not inc.data.get("priority"):
+                # this node only sees consequences: the aggregator names the initiator
+                d["severity"] = "info"
+                d["scope"] = "node"
             fp = repr((d["severity"], d["failure"], d["initiator"], d["collateral"]))
             seen.add(inc.id)
             pub = self.published.get(inc.id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -29,6 +29,7 @@ class RankwatchCollector(Collector):
         self.tailer = tailer
         self.max_ranks = max_ranks
         self.label_drops = 0
+        self.publisher: Any = None  # monitor.mqtt.Publisher when MQTT is on
 
     def _ranks(self) -> Iterator[tuple[str, object]]:
         st = self.engine.state
@@ -104,11 +105,15 @@ class RankwatchCollector(Collector):
         yield restarts
         dropped = CounterMetricFamily("rankwatch_dropped", "Data dropped, by reason (never silently).", labels=["reason"])
         reasons = dict(s.dropped)
+        if self.publisher is not None:
+            for k, v in self.publisher.outbox.dropped.items():
+                reasons[k] = reasons.get(k, 0) + v
         for k, v in st.dropped.items():
             reasons[k] = reasons.get(k, 0) + v
         if self.label_drops:
             reasons["rank_label_cap"] = self.label_drops
-        for reason in ("truncated", "line_too_long", "max_files", "open_failed", "read_error", "findings", "rank_label_cap"):
+        for reason in ("truncated", "line_too_long", "max_files", "open_failed", "read_error", "findings", "rank_label_cap",
+                       "mqtt_outbox_full"):
             reasons.setdefault(reason, 0)
         for reason, n in sorted(reasons.items()):
             dropped.add_metric([reason], n)

@@ -1,0 +1,305 @@
+"""MQTT sinks and sources: sidecars publish what they parse, one aggregator correlates.
+
+Topics (QoS 1; each payload is a JSON object with ``schema`` and ``job`` at its top level):
+
+| topic | retained | payload |
+|---|---|---|
+| ``rankwatch/v1/<job>/findings/<rank>`` (``unknown`` when the rank is not known) | no | one parsed event (``EventPayload``) with a stable ``id`` |
+| ``rankwatch/v1/<job>/incidents/<incident_id>`` | yes | the incident exactly as in the diagnose report, plus ``status``/``revision`` |
+| ``rankwatch/v1/<job>/status/<host>`` | yes (last will: ``offline``) | ``StatusPayload`` |
+
+Delivery: at least once. The publisher keeps a bounded outbox in front of one long-lived
+connection: events queue in order (oldest dropped first when full, each drop counted in
+``dropped["mqtt_outbox_full"]``), incidents coalesce to their latest revision (never
+dropped). An item leaves the outbox only after the broker acknowledged it, so a broker
+that goes away loses nothing that fits in the outbox; a redelivered message carries the
+same ``id`` and consumers drop duplicates. Reconnection uses jittered exponential backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import random
+import socket
+import ssl
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from detectors.events import Event, EventKind, Source
+
+__all__ = [
+    "SCHEMA",
+    "BrokerURL",
+    "EventPayload",
+    "Outbox",
+    "Publisher",
+    "StatusPayload",
+    "decode_event",
+    "encode_event",
+    "parse_url",
+    "topic",
+]
+
+SCHEMA = 1
+
+
+def topic(job: str, kind: str, leaf: str) -> str:
+    safe = job.replace("/", "_").replace("+", "_").replace("#", "_")
+    return f"rankwatch/v1/{safe}/{kind}/{leaf}"
+
+
+# ----------------------------------------------------------------------------- payloads
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    schema_: int = SCHEMA
+    job: str
+
+    def dump(self) -> bytes:
+        d = self.model_dump(by_alias=False)
+        d["schema"] = d.pop("schema_")
+        return json.dumps(d, ensure_ascii=False, allow_nan=False).encode()
+
+
+class EventPayload(_Payload):
+    """One parsed event from a sidecar (the aggregator's input)."""
+
+    id: str
+    host: str
+    kind: str
+    path: str
+    line: int
+    text: str
+    rank: int | None = None
+    local_rank: int | None = None
+    time: float | None = None
+    step: int | None = None
+    failure: str | None = None
+    data: dict[str, Any] = {}
+
+
+class StatusPayload(_Payload):
+    host: str
+    status: Literal["online", "offline"]
+    files: int = 0
+    version: str = "0.1.0"
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"__float__": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
+    if isinstance(v, str | int | float | bool) or v is None:
+        return v
+    return str(v)
+
+
+def _unjson(v: Any) -> Any:
+    if isinstance(v, dict) and "__float__" in v:
+        return float(v["__float__"])
+    return v
+
+
+def event_id(host: str, ev: Event, generation: int = 0) -> str:
+    key = f"{host}|{ev.source.path}|{generation}|{ev.source.line}|{ev.kind.value}|{ev.failure}|{ev.step}"
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def encode_event(job: str, host: str, ev: Event) -> EventPayload:
+    return EventPayload(
+        job=job, id=event_id(host, ev, int(ev.data.get("generation", 0) or 0)), host=host, kind=ev.kind.value,
+        path=ev.source.path, line=ev.source.line, text=ev.source.text, rank=ev.rank, local_rank=ev.local_rank,
+        time=ev.time, step=ev.step, failure=ev.failure, data={k: _jsonable(v) for k, v in ev.data.items()},
+    )
+
+
+def decode_event(p: EventPayload) -> Event:
+    """An event from another node; its path is prefixed with the host so files never collide."""
+    return Event(
+        kind=EventKind(p.kind), source=Source(f"{p.host}/{p.path}", p.line, p.text), rank=p.rank,
+        local_rank=p.local_rank, host=p.host, time=p.time, step=p.step, failure=p.failure,
+        data={k: _unjson(v) for k, v in p.data.items()},
+    )
+
+
+# ----------------------------------------------------------------------------- broker URL
+@dataclass(frozen=True)
+class BrokerURL:
+    host: str
+    port: int
+    tls: bool
+    username: str | None
+    password: str | None
+
+    def safe(self) -> str:
+        """The URL for logs: never the password."""
+        user = f"{self.username}:***@" if self.username else ""
+        return f"{'mqtts' if self.tls else 'mqtt'}://{user}{self.host}:{self.port}"
+
+
+def parse_url(url: str) -> BrokerURL:
+    """``mqtt://[user:pass@]host[:1883]`` or ``mqtts://...[:8883]`` (TLS)."""
+    u = urlsplit(url)
+    if u.scheme not in ("mqtt", "mqtts", "tcp", "ssl") or not u.hostname:
+        raise ValueError("must look like mqtt://host:1883 or mqtts://user:password@host:8883")
+    tls = u.scheme in ("mqtts", "ssl")
+    try:
+        port = u.port or (8883 if tls else 1883)
+    except ValueError:
+        raise ValueError("port must be 1-65535") from None
+    return BrokerURL(u.hostname, port, tls, unquote(u.username) if u.username else None,
+                     unquote(u.password) if u.password else None)
+
+
+# ----------------------------------------------------------------------------- outbox
+@dataclass
+class Outbox:
+    """Events in order (bounded, oldest dropped and counted); incidents by id, latest revision."""
+
+    max_events: int = 50_000
+    events: deque[tuple[str, bytes]] = field(default_factory=deque)
+    incidents: OrderedDict[str, tuple[str, bytes]] = field(default_factory=OrderedDict)
+    dropped: Counter[str] = field(default_factory=Counter)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def put_event(self, t: str, payload: bytes) -> None:
+        if len(self.events) >= self.max_events:
+            self.events.popleft()
+            self.dropped["mqtt_outbox_full"] += 1
+        self.events.append((t, payload))
+        self.ready.set()
+
+    def put_incident(self, iid: str, t: str, payload: bytes) -> None:
+        self.incidents[iid] = (t, payload)  # an older unsent revision is simply replaced
+        self.incidents.move_to_end(iid)
+        self.ready.set()
+
+    def __len__(self) -> int:
+        return len(self.events) + len(self.incidents)
+
+
+# ----------------------------------------------------------------------------- publisher
+class Publisher:
+    """One long-lived connection that drains the outbox; reconnects with jittered backoff."""
+
+    def __init__(self, url: BrokerURL, job: str, host: str | None = None, outbox: Outbox | None = None,
+                 log: Callable[[str], None] = print, subscribe: str | None = None,
+                 on_message: Callable[[str, bytes], None] | None = None, cafile: str | None = None,
+                 client_id: str | None = None, keepalive: int = 10) -> None:
+        self.url = url
+        self.job = job
+        self.host = host or socket.gethostname()
+        self.outbox = outbox or Outbox()
+        self.log = log
+        self.subscribe = subscribe
+        self.on_message = on_message
+        self.cafile = cafile
+        self.client_id = client_id or f"rankwatch-{'agg' if subscribe else 'node'}-{self.host}-{job}"[:128]
+        self.keepalive = keepalive
+        self.connected = asyncio.Event()
+        self.published = Counter[str]()
+        self.connects = 0
+        self.files = 0
+        self.stopping = asyncio.Event()
+
+    def status_topic(self) -> str:
+        return topic(self.job, "status", self.host)
+
+    def _status(self, status: Literal["online", "offline"]) -> bytes:
+        return StatusPayload(job=self.job, host=self.host, status=status, files=self.files).dump()
+
+    def _client(self) -> Any:
+        import aiomqtt
+
+        tls_context = None
+        if self.url.tls:
+            tls_context = ssl.create_default_context(cafile=self.cafile)
+        return aiomqtt.Client(
+            self.url.host, self.url.port, username=self.url.username, password=self.url.password,
+            identifier=self.client_id, tls_context=tls_context, clean_session=False,
+            will=aiomqtt.Will(self.status_topic(), self._status("offline"), qos=1, retain=True),
+            keepalive=self.keepalive, timeout=10,
+        )
+
+    async def run(self) -> None:
+        import aiomqtt
+
+        backoff = 0.2
+        while not self.stopping.is_set():
+            try:
+                async with self._client() as client:
+                    self.connects += 1
+                    backoff = 0.2
+                    await client.publish(self.status_topic(), self._status("online"), qos=1, retain=True)
+                    if self.subscribe:
+                        await client.subscribe(self.subscribe, qos=1)
+                    tasks = {asyncio.create_task(self._drain(client))}
+                    if self.subscribe:
+                        tasks.add(asyncio.create_task(self._read(client)))
+                    self.connected.set()
+                    try:
+                        # whichever ends first decides: a dead connection ends the reader
+                        # even while the outbox is empty, so we reconnect at once
+                        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        self.connected.clear()
+                        for t in tasks:
+                            t.cancel()
+                        await asyncio.gather(*tasks, return_exceptions=True)
+                    for t in done:
+                        if not t.cancelled() and t.exception() is not None:
+                            raise t.exception()  # type: ignore[misc]
+                    if not self.stopping.is_set():
+                        raise aiomqtt.MqttError("the broker closed the subscription")
+                    await client.publish(self.status_topic(), self._status("offline"), qos=1, retain=True)
+            except aiomqtt.MqttError as exc:
+                self.connected.clear()
+                delay = min(30.0, backoff) * random.uniform(0.5, 1.5)
+                self.log(f"rankwatch: MQTT broker {self.url.safe()} unavailable ({exc}); retrying in {delay:.1f}s; "
+                         f"{len(self.outbox)} message(s) waiting")
+                backoff = min(30.0, backoff * 2)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), timeout=delay)
+
+    async def _read(self, client: Any) -> None:
+        async for message in client.messages:
+            if self.on_message is not None:
+                payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+                self.on_message(str(message.topic), payload)
+
+    async def _drain(self, client: Any) -> None:
+        ob = self.outbox
+        while True:
+            if not len(ob):
+                if self.stopping.is_set():
+                    return
+                ob.ready.clear()
+                stop = asyncio.ensure_future(self.stopping.wait())
+                ready = asyncio.ensure_future(ob.ready.wait())
+                await asyncio.wait({stop, ready}, return_when=asyncio.FIRST_COMPLETED)
+                stop.cancel()
+                ready.cancel()
+                continue
+            if ob.incidents:
+                iid, (t, payload) = next(iter(ob.incidents.items()))
+                await client.publish(t, payload, qos=1, retain=True)
+                # only now (acknowledged) may it leave; a newer revision may have replaced it meanwhile
+                if ob.incidents.get(iid, (None, None))[1] is payload:
+                    del ob.incidents[iid]
+                self.published["incident"] += 1
+            else:
+                t, payload = ob.events[0]
+                await client.publish(t, payload, qos=1, retain=False)
+                if ob.events and ob.events[0][1] is payload:
+                    ob.events.popleft()
+                self.published["event"] += 1
+
+    def stop(self) -> None:
+        self.stopping.set()
