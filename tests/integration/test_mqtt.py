@@ -203,7 +203,7 @@ def test_three_nodes_one_aggregator_clock_skew(broker: Broker, tmp_path: Path) -
     sides: dict[str, Proc] = {}
     try:
         agg.get("/healthz")
-        for i, (host, _) in enumerate(nodes.items()):
+        for host in nodes:
             d = tmp_path / host
             d.mkdir()
             sides[host] = Proc(["run", "--logs", str(d / "**" / "*.log"), "--job", "j-b", "--mqtt", broker.url,
