@@ -24,6 +24,7 @@ RankKey = tuple[str, int] | None  # ("g", global) | ("l", local) | None (unknown
 
 _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
+BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 
 
@@ -81,6 +82,7 @@ class RankState:
     step_intervals: deque[float] = field(default_factory=lambda: deque(maxlen=64))
     skipped_total: int = 0
     nonfinite: Counter[str] = field(default_factory=Counter)
+    baseline: dict[str, tuple[float, float]] = field(default_factory=dict)  # metric → (median, MAD)
 
 
 class JobState:
@@ -309,21 +311,27 @@ class JobState:
         st.samples.append(rec)
 
     def _baselines(self, st: RankState, rec: SampleRec) -> None:
-        """Loss spikes and grad-norm explosions against a robust (median/MAD) baseline."""
+        """Loss spikes and grad-norm explosions against a robust (median/MAD) baseline.
+
+        The baseline (median and MAD of the last ``WINDOW`` samples) is refreshed every
+        ``BASELINE_EVERY`` samples, so the per-sample cost is one comparison.
+        """
         if st.first_bad_loss is not None or st.first_bad_global is not None:
             return
-        hist = [s.data for s in st.samples]
-        if len(hist) < 20:
-            return
+        if st.n_samples % BASELINE_EVERY == 0 or not st.baseline:
+            st.baseline = {}
+            for metric in ("loss", "grad_norm"):
+                vals = sorted(v for s in st.samples if (v := s.data.get(metric)) is not None and math.isfinite(v))
+                if len(vals) >= 20:
+                    med = vals[len(vals) // 2]
+                    mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
+                    st.baseline[metric] = (med, mad)
         for metric, ratio, attr in (("loss", 3.0, "spike"), ("grad_norm", 10.0, "explosion")):
+            base = st.baseline.get(metric)
             v = rec.data.get(metric)
-            if v is None or not math.isfinite(v) or getattr(st, attr) is not None:
+            if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
                 continue
-            vals = sorted(h[metric] for h in hist if metric in h and math.isfinite(h[metric]))
-            if len(vals) < 20:
-                continue
-            med = vals[len(vals) // 2]
-            mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
+            med, mad = base
             if med > 0 and v > med * ratio and v > med + 8 * max(mad, 1e-12):
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)

@@ -193,6 +193,8 @@ def split_progress(segment: str) -> tuple[int | None, str]:
     Returns the last progress counter seen (``n`` of ``n/total``) and whatever text was
     glued after the last bar (often a log line printed while the bar was open).
     """
+    if "|" not in segment and "it [" not in segment:
+        return None, segment  # no bar can be here (the common case: a cheap test first)
     n: int | None = None
     end = 0
     for m in _BAR.finditer(segment):

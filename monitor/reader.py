@@ -62,8 +62,8 @@ class ChunkReader:
 
     def _cap(self, head: bytes) -> bytes:
         """Cut complete lines longer than ``max_line`` (linear: ``^`` only anchors at line starts)."""
-        if len(head) <= self.max_line:
-            return head
+        if len(head) <= self.max_line or max(map(len, head.split(b"\n"))) <= self.max_line:
+            return head  # the common case, decided at C speed (~500 MB/s)
         rx = re.compile(rb"(?m)^[^\n]{%d}" % (self.max_line + 1))
         m = rx.search(head)
         if m is None:
