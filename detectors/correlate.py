@@ -313,9 +313,9 @@ class _Correlator:
         first_to = min(timeouts, key=_sort_key) if timeouts else min(
             (f for f in fatal if f.rank in reporters), key=_sort_key)
         evidence = [first_to.evidence[0]]
-        with_samples = [rs for k in (("g", r), ("l", r)) if (rs := self.st.ranks.get(k)) is not None and rs.samples]
+        with_samples = [c for k in (("g", r), ("l", r)) if (c := self.st.ranks.get(k)) is not None and c.samples]
         if with_samples:
-            evidence.insert(0, max(with_samples, key=lambda rs: rs.last_step_order).samples[-1].source)
+            evidence.insert(0, max(with_samples, key=lambda c: c.last_step_order).samples[-1].source)
         return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]
@@ -355,7 +355,7 @@ class _Correlator:
             inc = self.assemble(group, kind=kind)
             if inc:
                 out.append(inc)
-        out += symptom_incidents(st, self.ctx)  # the seed's symptoms (detectors/symptoms.py), their own incidents
+        out += symptom_incidents(st, self.ctx, out)  # the seed's symptoms (detectors/symptoms.py), their own incidents
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
         return out
 

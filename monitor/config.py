@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     host: str = Field(default_factory=lambda: __import__("socket").gethostname(), min_length=1,
                       description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
-    limits: Limits = Field(default_factory=Limits)
+    limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
 
     @field_validator("metrics_addr")
     @classmethod

@@ -27,7 +27,7 @@ __all__ = ["run_demo"]
 
 def _example_dir() -> Path:
     root = resources.files("monitor") / "examples"
-    cases = sorted(p for p in root.iterdir() if p.is_dir())
+    cases = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
     if not cases:
         raise FileNotFoundError("no bundled example under monitor/examples/")
     return Path(str(cases[0]))

@@ -17,10 +17,13 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
+    from detectors.detect import RankState
     from monitor.live import LiveEngine
     from monitor.tailer import Tailer
 
 __all__ = ["RankwatchCollector"]
+
+__version__ = "0.1.0"
 
 
 class RankwatchCollector(Collector):
@@ -31,7 +34,7 @@ class RankwatchCollector(Collector):
         self.label_drops = 0
         self.publisher: Any = None  # monitor.mqtt.Publisher when MQTT is on
 
-    def _ranks(self) -> Iterator[tuple[str, object]]:
+    def _ranks(self) -> Iterator[tuple[str, RankState]]:
         st = self.engine.state
         n = 0
         for key, rs in sorted(st.ranks.items(), key=lambda kv: (kv[0] is None, kv[0] or ("", 0))):
@@ -61,8 +64,8 @@ class RankwatchCollector(Collector):
             if pub.status != "open":
                 continue
             d = pub.incident
-            rank = d["initiator"]["rank"]
-            info.add_metric([job, iid, d["failure"], "" if rank is None else str(rank),
+            irank = d["initiator"]["rank"]
+            info.add_metric([job, iid, d["failure"], "" if irank is None else str(irank),
                              "true" if d["hardware"] else "false", d["severity"]], 1)
         yield info
         gauges = {
@@ -74,23 +77,29 @@ class RankwatchCollector(Collector):
         skipped = CounterMetricFamily("rankwatch_skipped_steps", "Optimizer steps skipped (fp16 overflow) per rank.", labels=["job", "rank"])
         nonfinite = CounterMetricFamily("rankwatch_nonfinite", "Non-finite values logged, per rank and metric.", labels=["job", "rank", "metric"])
         progress = GaugeMetricFamily("rankwatch_last_progress_timestamp_seconds", "Wall time the rank's step last advanced.", labels=["job", "rank"])
-        for rank, rs in self._ranks():
+        for rlabel, rs in self._ranks():
             for k, g in gauges.items():
-                v = rs.last.get(k)  # type: ignore[attr-defined]
+                v = rs.last.get(k)
                 if v is not None:
-                    g.add_metric([job, rank], v if math.isfinite(v) else float("nan"))
-            if rs.last_step is not None:  # type: ignore[attr-defined]
-                step.add_metric([job, rank], rs.last_step)  # type: ignore[attr-defined]
-            skipped.add_metric([job, rank], rs.skipped_total)  # type: ignore[attr-defined]
-            for metric, n in sorted(rs.nonfinite.items()):  # type: ignore[attr-defined]
-                nonfinite.add_metric([job, rank, metric], n)
-            if rs.progress_wall is not None:  # type: ignore[attr-defined]
-                progress.add_metric([job, rank], rs.progress_wall)  # type: ignore[attr-defined]
+                    g.add_metric([job, rlabel], v if math.isfinite(v) else float("nan"))
+            if rs.last_step is not None:
+                step.add_metric([job, rlabel], rs.last_step)
+            skipped.add_metric([job, rlabel], rs.skipped_total)
+            for metric, n in sorted(rs.nonfinite.items()):
+                nonfinite.add_metric([job, rlabel, metric], n)
+            if rs.progress_wall is not None:
+                progress.add_metric([job, rlabel], rs.progress_wall)
         yield from gauges.values()
         yield step
         yield skipped
         yield nonfinite
         yield progress
+        finished = GaugeMetricFamily("rankwatch_job_finished", "1 once a launcher reported the end of the job (exit or teardown).", labels=["job"])
+        finished.add_metric([job], 1 if st.finished else 0)
+        yield finished
+        build = GaugeMetricFamily("rankwatch_build_info", "The rankwatch version and the job it watches (value 1).", labels=["job", "version"])
+        build.add_metric([job, __version__], 1)
+        yield build
         t = self.tailer
         s = t.stats
         yield CounterMetricFamily("rankwatch_lines", "Lines read.", value=s.lines)
