@@ -181,8 +181,9 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
 
 
 # tqdm: "desc:  16%|███▍    | 1045/6400 [1:16:09<53:12,  1.68it/s]" or "240it [05:55,  1.47s/it, loss=5.46]"
+# (the lookbehind keeps a long run of digits linear: `\d+it` is tried once per run, not per digit)
 _BAR = re.compile(
-    r"(?:\d{1,3}%\|[^|\r\n]*\|\s*(?P<n>\d+)/(?P<total>\d+)|(?P<n2>\d+)it) ?"
+    r"(?:\d{1,3}%\|[^|\r\n]*\|\s*(?P<n>\d+)/(?P<total>\d+)|(?<!\d)(?P<n2>\d+)it) ?"
     r"\[(?:\d+:)?\d+:\d\d(?:<(?:\d+:)?[\d:?]+)?(?:, *[^\]\r\n]*)?\]"
 )
 

@@ -80,8 +80,11 @@ EARLY_JUMP = 1.0  # a loss more than 2x the median of the 5 points before it: a 
 FAST_FP16_CC = 7.0  # tensor cores (fast fp16) from Volta on
 
 # --- bounds -------------------------------------------------------------------------------
-MAX_POINTS = 4096  # per bounded list; thinned by halves beyond that
-EARLY_MAX_POINTS = 1024  # early loss points per rank
+MAX_POINTS = 4096  # per job-level list (throughput, eval losses, memory); thinned by halves beyond that
+SERIES_POINTS = 512  # per-rank loss/loss-scale points kept for the timeline (thinned)
+SERIES_RANKS = 128  # ranks whose series are kept (the first seen); the early window uses the first EARLY_RANKS
+EARLY_MAX_POINTS = 512  # early loss points per rank
+EARLY_RANKS = 32
 BASELINE_TAG = "baseline:"  # evidence from the baseline run is shown as baseline:<path>
 
 
@@ -164,10 +167,16 @@ class SymptomTrack:
                          _num(d.get("grad_norm")), _num(d.get("lr")), rec.source)
         if pt.loss is None and pt.loss_scale is None and pt.grad_norm is None:
             return
-        self.series.setdefault(key, _Thinned()).append(pt)
+        series = self.series.get(key)
+        if series is None and len(self.series) < SERIES_RANKS:
+            series = self.series[key] = _Thinned(SERIES_POINTS)
+        if series is not None:
+            series.append(pt)
         if pt.loss is not None and (pt.step is None or pt.step <= EARLY_STEPS):
-            early = self.early.setdefault(key, [])
-            if len(early) < EARLY_MAX_POINTS:
+            early = self.early.get(key)
+            if early is None and len(self.early) < EARLY_RANKS:
+                early = self.early[key] = []
+            if early is not None and len(early) < EARLY_MAX_POINTS:
                 early.append(pt)
 
     def _perf(self, key: RankKey, rec: SampleRec) -> None:
@@ -201,8 +210,13 @@ class _Symptom:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def symptom_incidents(state: JobState, ctx: dict[str, Any] | None = None) -> list[Incident]:
-    """The symptom incidents of ``state`` (compared with ``state.symptoms.options.baseline``)."""
+def symptom_incidents(state: JobState, ctx: dict[str, Any] | None = None,
+                      others: list[Incident] | None = None) -> list[Incident]:
+    """The symptom incidents of ``state`` (compared with ``state.symptoms.options.baseline``).
+
+    ``others``: the incidents the correlator already found; next to a critical one, info-level
+    observations (an expected early non-monotonic loss, memory that did not halve) are left out.
+    """
     from detectors.correlate import Incident  # late: correlate imports this module
 
     track: SymptomTrack | None = getattr(state, "symptoms", None)
@@ -215,6 +229,8 @@ def symptom_incidents(state: JobState, ctx: dict[str, Any] | None = None) -> lis
     found += _memory(state, track, ctx)
     found += _early(state, track, ctx)
     found += _nccl_versions(state, track)
+    if any(i.severity == "critical" for i in others or []):
+        found = [s for s in found if s.severity != "info"]
     out: list[Incident] = []
     for s in found:
         entry = state.catalog[s.failure]
@@ -387,11 +403,14 @@ def _accuracy(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list
     threshold = ACCURACY_REL_GAP if what == "evaluation loss" else TRAIN_REL_GAP
     tail = matched[-LAST_EVALS:]
     gaps = [(v - bv) / abs(bv) if bv else math.inf for _, v, bv, _, _ in tail]
-    above = sum(1 for g in gaps if g >= threshold)
-    if len(tail) >= 2:
-        persistent = above >= math.ceil(PERSISTENT_SHARE * len(tail)) and gaps[-1] >= threshold
-    else:
-        persistent = gaps[-1] >= 2 * threshold
+    trailing = 0
+    for g in reversed(gaps):
+        if g < threshold:
+            break
+        trailing += 1
+    # persistent: the gap holds for (at least) the last two comparisons; a single comparison
+    # (one final evaluation) must show twice the threshold
+    persistent = trailing >= 2 if len(tail) >= 2 else gaps[-1] >= 2 * threshold
     if not persistent:
         return []
     k, v, bv, p, bp = tail[-1]
@@ -402,7 +421,8 @@ def _accuracy(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list
     at = f"{k[0]} {k[1]:g}" if k[0] != "tail" else "the end of training"
     narrative = [
         f"The {prec or '16-bit'} run's {what} is {v:.6g} at {at}, the {bprec or 'baseline'} baseline's {bv:.6g}: "
-        f"{gaps[-1] * 100:.1f} % higher, and higher by >= {threshold * 100:g} % in {above} of the last {len(tail)} comparison(s).",
+        f"{gaps[-1] * 100:.1f} % higher; the gap (>= {threshold * 100:g} %) holds for the last {trailing} of "
+        f"{len(matched)} comparison(s).",
     ]
     if plateau:
         narrative.append(

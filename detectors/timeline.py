@@ -127,7 +127,8 @@ def build_timeline(state: JobState, incidents: list[dict[str, Any]]) -> Timeline
             m.approx = True
 
     rows: set[int | None] = set(series) | {m.rank for m in marks}
-    rows |= set(state.seen_global)
+    rows |= set(state.seen_global)  # every rank the report lists, even a silent one
+    rows |= {lr for lr in state.seen_local if not state.multi_node and lr not in state.local_to_global}
     ranked = sorted(r for r in rows if r is not None)
     ordered: list[int | None] = [*ranked, None] if None in rows else list(ranked)
     return Timeline(axis, ordered, series, marks, x_min, x_max)

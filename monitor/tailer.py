@@ -5,22 +5,29 @@ Failure model (what is guaranteed, what can be lost):
   sooner. A file is identified by (device, inode, fingerprint of its first bytes), so a
   recreated path, a reused inode and a rotated copy are told apart.
 - rename+create rotation: the old file is read to its end through the open descriptor
-  before the new one is opened. No loss, no duplicate.
+  before the new one is opened. No loss, no duplicate. A file renamed to a name the
+  globs also match is the same open file (found by its inode): followed, not re-read.
 - a rotated copy that reappears under a matching name (``train.log.1``, copytruncate's
   copy) is recognised by its fingerprint and continued from where the original was, not
   re-read.
 - copytruncate / truncate-in-place: detected when the size drops below the read offset,
-  or when the file's first bytes changed (rewritten past our offset between two
-  rescans); reading restarts at 0 as a new generation. A file truncated and rewritten
-  with byte-identical first 256 bytes past the old offset between two rescans cannot
-  be told from an append (no tailer can; inotify hints narrow the window). Bytes written after the last read and
+  or when the file's first bytes changed (rewritten past our offset; checked by a
+  rescan when size or mtime changed, and before reading new bytes); reading restarts
+  at 0 as a new generation. A file truncated and rewritten with byte-identical first
+  256 bytes past the old offset between two rescans cannot be told from an append (no
+  tailer can; inotify hints narrow the window). Bytes written after the last read and
   before the truncation cannot be read by anyone: their count is added to
   ``dropped["truncated"]`` (the loss window), and the rank is marked restarted.
 - deletion: the open descriptor is read to its end, then closed. No loss.
 - lines longer than ``max_line`` are cut (``dropped["line_too_long"]``); invalid UTF-8
   and NULs never stop reading.
-- A checkpoint records, per file, its identity and the last offset that ends a line, so
-  a restart resumes exactly there (no loss, no duplicate).
+- A checkpoint records, per file, its identity (with the length of the fingerprinted
+  head) and the last offset that ends a line (or, inside a line longer than
+  ``max_line`` whose head was handed on, the offset and a flag to skip to its end), so
+  a restart resumes exactly there (no loss, no duplicate), also for a file renamed
+  while the daemon was down. Files that left the globs are read to their end before a
+  checkpoint is taken; what is written to a file that leaves the globs while the
+  daemon is down is lost (nobody can find it).
 """
 
 from __future__ import annotations
@@ -92,6 +99,7 @@ class FileTail:
     generation: int = 0
     deleted: bool = False
     last_size: int = 0
+    last_mtime: int = 0  # st_mtime_ns at the last rescan
 
     @property
     def resumable(self) -> int:
@@ -178,20 +186,19 @@ class Tailer:
             if st is not None:
                 self.stats.rotations += 1
                 next_gen[path] = tail.generation + 1
-            else:
-                tail.deleted = True
-                self.stats.deletions += 1
         held = {(t.identity.dev, t.identity.ino) for t in self.tails.values()}
         draining = {(t.identity.dev, t.identity.ino): t for t in self.draining}
         for path, st in stats.items():
-            tail = self.tails.get(path)
-            if tail is None:
+            found = self.tails.get(path)
+            if found is not None:
+                tail = found
+            else:
                 ident = (st.st_dev, st.st_ino)
                 moved = left.pop(ident, None) or draining.pop(ident, None)
                 if moved is not None:  # renamed to a matching name: the same file, same offset
                     if moved in self.draining:
                         self.draining.remove(moved)
-                    moved.path, moved.deleted = path, False
+                    moved.path = path
                     self.tails[path] = tail = moved
                     held.add(ident)
                 elif ident in held:
@@ -202,18 +209,23 @@ class Tailer:
                 else:
                     self._open(path, st, generation=next_gen.get(path, 0))
                     continue
-            if st.st_size < tail.offset or (st.st_size != tail.last_size and self._rewritten(tail)):
+            # the head is compared only when the file changed (size or mtime): a quiet file costs one stat
+            changed = st.st_size != tail.last_size or st.st_mtime_ns != tail.last_mtime
+            if st.st_size < tail.offset or (changed and self._rewritten(tail)):
                 self._truncated(tail, st.st_size)
-            else:
-                tail.last_size = st.st_size
+            tail.last_size, tail.last_mtime = st.st_size, st.st_mtime_ns
         # what left the globs is read to its end through the open descriptor, then closed
-        self.draining.extend(left.values())
+        for tail in left.values():
+            if tail.path not in stats:
+                tail.deleted = True
+                self.stats.deletions += 1
+            self.draining.append(tail)
 
     @staticmethod
     def _rewritten(tail: FileTail) -> bool:
-        """Truncated and rewritten past our offset between two rescans: the head changed."""
-        if not tail.identity.head_len:
-            return False
+        """Truncated and rewritten since we read its head: the head changed."""
+        if not tail.identity.head_len or not tail.offset:
+            return False  # nothing read yet: whatever is there now is what we will read
         head, n = _head(tail.fd, tail.identity.head_len)
         return n == tail.identity.head_len and head != tail.identity.head
 
@@ -240,6 +252,7 @@ class Tailer:
         rec = self._resume_record(path, fd, ident, st.st_size)
         if rec is not None:
             self._seek(tail, rec["offset"], rec["lines"], rec.get("generation", 0))
+            tail.reader._skipping = bool(rec.get("skipping"))  # inside an over-long line already handed on
             if rec.get("fstate") is not None:
                 tail.fstate = rec["fstate"]
                 tail.fstate.job = self.job_parse
@@ -307,6 +320,7 @@ class Tailer:
         """Read what was appended (up to ``budget`` bytes). Returns bytes read."""
         budget = budget or self.chunk
         total = 0
+        start = tail.offset
         before_trunc = tail.reader.truncated_lines
         while total < budget:
             try:
@@ -327,7 +341,8 @@ class Tailer:
             self._emit(tail, buf, first)
         if total:
             self.stats.bytes += total
-            if tail.identity.head_len < HEAD_BYTES:
+            if tail.identity.head_len < HEAD_BYTES or not start:
+                # the fingerprint of what we read (a head taken at open may predate a rewrite)
                 head, n = _head(tail.fd)
                 tail.identity = Identity(tail.identity.dev, tail.identity.ino, head, n)
             if tail.identity.head_len == HEAD_BYTES:
@@ -396,6 +411,7 @@ class Tailer:
             out[path] = {
                 "dev": t.identity.dev, "ino": t.identity.ino, "head": t.identity.head,
                 "head_len": t.identity.head_len, "offset": t.resumable, "lines": t.reader.lines_done,
+                "skipping": t.reader._skipping,
                 "generation": t.generation, "fstate": t.fstate,
             }
         return out

@@ -32,8 +32,9 @@ Formats and sources:
 - Lightning: ModelCheckpoint ``Epoch 3, global step 400: 'val_loss' reached 0.41234 (best
   0.41234), saving model to ...``, EarlyStopping ``Metric val_loss improved by 0.023 >=
   min_delta = 0.0. New best score: 0.389``; RichProgressBar ``... 63/63 0:00:02 • 0:00:00
-  31.18it/s v_num: 0``. tqdm bars never reach the rules (the fast path drops them and
-  keeps only their step counter), so their ``it/s`` is not read.
+  31.18it/s v_num: 0`` (``it/s`` / ``s/it`` right after the bar's times). tqdm bars never
+  reach the rules (the fast path drops them and keeps only their step counter), so their
+  rate is not read, and ``it/s`` is not a trigger (progress bars stay off the slow path).
 - PyTorch: CUDA OOM messages (§1.7: ``14.21 GiB already allocated; ... 14.73 GiB reserved
   in total by PyTorch`` before 2.1, ``Of the allocated memory 77.50 GiB is allocated by
   PyTorch, and 1.08 GiB is reserved by PyTorch but unallocated.`` after);
@@ -286,7 +287,7 @@ RULES = [
     Rule(
         "perf.throughput",
         r"train_(?:samples|steps)_per_second|SamplesPerSec=|samples/sec: |elapsed time per iteration \(ms\)"
-        r"|\d ?(?:samples|tokens|sequences|seqs|it|imgs|images)(?:/s|/sec| per second)|\d ?s/it"
+        r"|\d ?(?:samples|tokens|sequences|seqs|imgs|images)(?:/s|/sec| per second)|\d:\d\d:\d\d \d+(?:\.\d+)?(?:it/s|s/it)"
         r"|(?:samples|tokens|sequences|seqs|images|imgs)(?:/s|/sec|_per_sec|_per_second|_per_s| per second)",
         _throughput,
     ),

@@ -136,8 +136,10 @@ def _timeline_svg(tl: Timeline) -> str:
             bx = sx(bad[0].x)
             out.append(f'<path d="M{bx - 4:.1f},{ry[r] - 4:.1f}l8,8m0,-8l-8,8" stroke="#c62828" stroke-width="1.6">'
                        f'<title>first non-finite loss at {_e(_fmt_x(bad[0].x, tl.axis))}</title></path>')
-    # collateral first (underneath), then initiators
-    for m in sorted(tl.marks, key=lambda m: m.kind == "initiator"):
+    # collateral first (underneath), then initiators; a label goes right of its mark, else
+    # left, else (no room on the row) it is left out and only the tooltip names the mark
+    taken: dict[int | None, list[tuple[float, float]]] = {}
+    for m in sorted(tl.marks, key=lambda m: (m.kind == "initiator", m.x or 0.0)):
         if m.rank not in ry or m.x is None:
             continue
         x, y = sx(m.x), ry[m.rank]
@@ -149,9 +151,17 @@ def _timeline_svg(tl: Timeline) -> str:
             color = _SEV.get(m.severity, "#c62828")
             out.append(f'<g><title>{_e(tip)}</title><circle cx="{x:.1f}" cy="{y:.1f}" r="12" fill="{color}" opacity=".18"/>'
                        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7.5" fill="{color}" stroke="#fff" stroke-width="2"{dash}/></g>')
-            anchor, dx = ("end", -14) if x > width * 0.72 else ("start", 14)
-            out.append(f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" font-size="11.5" font-weight="600" '
-                       f'fill="{color}">{_e(m.failure)}</text>')
+            label_w = 6.6 * len(m.failure) + 4
+            row = taken.setdefault(m.rank, [])
+            spans = [(x + 14, x + 14 + label_w, "start", 14), (x - 14 - label_w, x - 14, "end", -14)]
+            if x > width * 0.72:
+                spans.reverse()
+            for a, b, anchor, dx in spans:
+                if a >= left and b <= width - 2 and all(b < c or a > d for c, d in row):
+                    row.append((a, b))
+                    out.append(f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" text-anchor="{anchor}" font-size="11.5" '
+                               f'font-weight="600" fill="{color}">{_e(m.failure)}</text>')
+                    break
         else:
             out.append(f'<g><title>{_e(tip)}</title><circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#9aa5b1" '
                        f'stroke="#6b7785" stroke-width="1"{dash} opacity=".85"/></g>')
