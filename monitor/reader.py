@@ -62,8 +62,8 @@ class ChunkReader:
 
     def _cap(self, head: bytes) -> bytes:
         """Cut complete lines longer than ``max_line`` (linear: ``^`` only anchors at line starts)."""
-        if len(head) <= self.max_line or max(map(len, head.split(b"\n"))) <= self.max_line:
-            return head  # the common case, decided at C speed (~500 MB/s)
+        if len(head) <= self.max_line or not self._may_have_long_line(head):
+            return head  # the common case, decided with a few dozen C-level finds per chunk
         rx = re.compile(rb"(?m)^[^\n]{%d}" % (self.max_line + 1))
         m = rx.search(head)
         if m is None:
@@ -82,6 +82,20 @@ class ChunkReader:
             m = rx.search(head, end)
         parts.append(head[pos:])
         return b"".join(parts)
+
+    def _may_have_long_line(self, head: bytes) -> bool:
+        """False when no line can be longer than ``max_line``.
+
+        A line longer than ``max_line`` fully covers one of the windows of ``max_line // 2``
+        bytes laid on a grid of that step, so if every such window holds a newline there is
+        none. Cost: ``len(head) / (max_line / 2)`` finds instead of a scan of every line.
+        """
+        half = max(1, self.max_line // 2)
+        find = head.find
+        for start in range(0, len(head), half):
+            if find(b"\n", start, start + half) < 0:
+                return True
+        return False
 
     def _cut(self) -> None:
         self.dropped_bytes += len(self._carry) - self.max_line
