@@ -43,7 +43,8 @@ Clock = Callable[[], float]
 class _Hints:
     """watchdog (inotify) events → an asyncio event. Hints only: the rescan is the truth."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, wake: asyncio.Event, dirs: list[str]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, wake: asyncio.Event, dirs: list[str],
+                 on_hint: Callable[[], None] | None = None) -> None:
         self.observer: Any = None
         try:
             from watchdog.events import FileSystemEventHandler
@@ -54,6 +55,8 @@ class _Hints:
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
                 loop.call_soon_threadsafe(wake.set)
+                if on_hint is not None:
+                    loop.call_soon_threadsafe(on_hint)
 
         try:
             obs = Observer()
@@ -105,6 +108,7 @@ class Daemon:
         self.bound: tuple[str, int] | None = None
         self.resume_note = ""
         self.hinted = False  # inotify hints are active
+        self.hint_seen = False  # an inotify event arrived since the last rescan
         self.saved_mark: tuple[int, int, int, int] | None = None
         self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
 
@@ -230,12 +234,28 @@ class Daemon:
                 last_eval = now
                 self.evaluate()
 
+    def _hinted(self) -> None:
+        self.hint_seen = True
+
+    def _activity(self) -> tuple[int, int, int, int, int]:
+        s = self.tailer.stats
+        return (s.bytes, len(self.tailer.tails), s.rotations, s.truncations, s.deletions)
+
     async def _rescanner(self) -> None:
+        """Rescan every ``rescan_interval``; on a quiet job with inotify hints active, back
+        off up to 5x (a hint or new data brings it straight back)."""
+        interval = self.cfg.rescan_interval
+        last = self._activity()
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), timeout=self.cfg.rescan_interval)
+                await asyncio.wait_for(self.stopping.wait(), timeout=interval)
             self.tailer.rescan()
             self.wake.set()
+            now = self._activity()
+            quiet = now == last and not self.hint_seen
+            self.hint_seen = False
+            last = now
+            interval = min(interval * 2, self.cfg.rescan_interval * 5) if quiet and self.hinted else self.cfg.rescan_interval
 
     async def _checkpointer(self) -> None:
         while not self.stopping.is_set():
@@ -264,7 +284,7 @@ class Daemon:
         self.tailer.rescan()
         host, port = await self.start_http()
         dirs = sorted({glob_base(p) for p in self.cfg.logs})
-        hints = _Hints(loop, self.wake, dirs) if self.cfg.inotify else None
+        hints = _Hints(loop, self.wake, dirs, self._hinted) if self.cfg.inotify else None
         self.hinted = bool(hints and hints.observer)
         mq = ""
         if self.publisher is not None:

@@ -92,10 +92,7 @@ class ChunkReader:
         """
         half = max(1, self.max_line // 2)
         find = head.find
-        for start in range(0, len(head), half):
-            if find(b"\n", start, start + half) < 0:
-                return True
-        return False
+        return any(find(b"\n", start, start + half) < 0 for start in range(0, len(head), half))
 
     def _cut(self) -> None:
         self.dropped_bytes += len(self._carry) - self.max_line
