@@ -86,8 +86,9 @@ class RankState:
 
 
 class JobState:
-    def __init__(self, job: str = "job", catalog: Catalog | None = None) -> None:
+    def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = 65536) -> None:
         self.job = job
+        self.max_ranks = max_ranks  # distinct ranks with their own state; beyond it → the rank-less bucket
         self.catalog = catalog or load_catalog()
         self.order = 0
         self.findings: list[Finding] = []
@@ -174,10 +175,11 @@ class JobState:
         self.order += 1
         order = self.order
         if ev.rank is not None:
-            self.seen_global.add(ev.rank)
-            if ev.local_rank is not None:
+            if len(self.seen_global) < self.max_ranks:
+                self.seen_global.add(ev.rank)
+            if ev.local_rank is not None and len(self.local_to_global) < self.max_ranks:
                 self.learn(ev.local_rank, ev.rank)
-        elif ev.local_rank is not None:
+        elif ev.local_rank is not None and len(self.seen_local) < self.max_ranks:
             self.seen_local.add(ev.local_rank)
         if ev.kind is EventKind.EXIT and ev.rank is None and ev.data.get("local_rank") is not None:
             key = key_of(None, ev.data["local_rank"])  # the launcher names the worker by local rank
@@ -185,6 +187,11 @@ class JobState:
             key = key_of(ev.rank, ev.local_rank)
         if key is not None and key[0] == "l" and key[1] in self.local_to_global:
             key = ("g", self.local_to_global[key[1]])
+        if key is not None and key not in self.ranks and len(self.ranks) - (None in self.ranks) >= self.max_ranks:
+            # bounded state: a log with 100,000 "ranks" is garbage or an attack, not a job
+            self.dropped["max_ranks"] += 1
+            key = None
+            ev.rank = ev.local_rank = None
         st = self.rank_state(key)
         step = ev.step
         if ev.kind is EventKind.SAMPLE:

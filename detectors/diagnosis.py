@@ -11,6 +11,7 @@ from typing import Any
 from detectors.catalog import Catalog, Stack
 from detectors.correlate import Incident, incidents
 from detectors.detect import JobState
+from detectors.redact import redact
 
 __all__ = ["SCHEMA_VERSION", "build_report", "choose_stack", "incident_dict"]
 
@@ -63,7 +64,7 @@ def build_report(state: JobState, files: int = 0, notes: list[str] | None = None
     ranks = sorted(state.seen_global | {lr for lr in state.seen_local if not state.multi_node and lr not in state.local_to_global})
     stack = choose_stack(ctx.get("framework"))
     incs = incidents(state)
-    return {
+    return redact({  # secrets in evidence never leave the machine (detectors/redact.py)
         "schema": SCHEMA_VERSION,
         "job": state.job,
         "ranks": ranks,
@@ -77,4 +78,4 @@ def build_report(state: JobState, files: int = 0, notes: list[str] | None = None
         "incidents": [incident_dict(i, state.catalog, stack) for i in incs],
         "files": files,
         "notes": notes or [],
-    }
+    })

@@ -80,6 +80,8 @@ class LogParser:
         """Parse one physical line (``rule_ids``: what the scan matched; None = try all)."""
         if out is None:
             out = []
+        if rule_ids is not None:
+            rule_ids = sorted(rule_ids)  # rule order decides ties; engines report matches in their own order
         special = [self.special[i] for i in rule_ids if i < self._n_special] if rule_ids is not None else self.special
         fps = (
             [self.fingerprints[i - self._n_special] for i in rule_ids if self._n_special <= i < self._exc_id]
@@ -88,16 +90,36 @@ class LogParser:
         )
         try_exc = rule_ids is None or self._exc_id in rule_ids
         source = Source(state.path, lineno, text[:MAX_EVIDENCE_CHARS])
-        for raw in text.split("\r"):
+        segments = text.split("\r")
+        for raw in segments:
             n, rest = split_progress(raw)
             if n is not None:
                 state.progress = n
             if not rest.strip():
                 continue
+            if rule_ids is not None and len(segments) > 1:
+                # the scan saw the whole line: keep the rules that match this segment too, so
+                # no Python regex searches a long segment it cannot match (quadratic time)
+                here = {i for _, _, ids in self.scanner.scan(rest.encode("utf-8", "surrogatepass")) for i in ids}
+                seg_ids = [i for i in rule_ids if i in here]
+                self._segment(rest, source, state, [self.special[i] for i in seg_ids if i < self._n_special],
+                              [self.fingerprints[i - self._n_special] for i in seg_ids if self._n_special <= i < self._exc_id],
+                              self._exc_id in seg_ids, out)
+                continue
             self._segment(rest, source, state, special, fps, try_exc, out)
         return out
 
-    def _segment(
+    def _segment(self, rest: str, source: Source, state: FileState, special: list[Rule], fps: list[_FpRule],
+                 try_exc: bool, out: list[Event]) -> None:
+        first = len(out)
+        try:
+            self._parse_segment(rest, source, state, special, fps, try_exc, out)
+        except ValueError:
+            # a "number" of thousands of digits (int() refuses > 4300, and converting it would
+            # take quadratic time): not a line any rule can read; drop what it produced
+            del out[first:]
+
+    def _parse_segment(
         self,
         rest: str,
         source: Source,

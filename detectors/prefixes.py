@@ -56,7 +56,7 @@ _LOG_DIST = re.compile(r"\[Rank (?P<n>\d+)\] ")
 _STDLIB = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
 # rich console handler: " ERROR    failed (exitcode: -9) ...   api.py:673"
 _RICH = re.compile(r"\s?(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}")
-_RICH_TAIL = re.compile(r"\s{2,}[\w.-]+\.py:\d+\s*$")
+_RICH_TAIL = re.compile(r"(?<!\s)\s{2,}[\w.-]+\.py:\d+\s*$")  # from a run's start only: linear
 _LIGHTNING = re.compile(r"\[rank: (?P<n>\d+)\] ")
 # NCCL: [2025-03-04 12:17:21] host:pid:tid [dev] file:line (fn) NCCL WARN msg
 _NCCL = re.compile(

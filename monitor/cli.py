@@ -57,6 +57,7 @@ def diagnose(
     job: Annotated[str | None, typer.Option("--job", help="Job name in the report (default: the directory name).")] = None,
     baseline: Annotated[list[str] | None, typer.Option("--baseline", help="Logs of a baseline run of the same job (e.g. fp32) to compare speed, eval loss and memory with (repeatable).")] = None,
     expect_speedup: Annotated[float | None, typer.Option("--expect-speedup", min=0.01, help="Speed-up over --baseline the mixed-precision run should reach (default 1.15).")] = None,
+    redact: Annotated[bool, typer.Option("--redact", help="Also replace host names, user names, IPs and absolute paths by placeholders (secrets are always redacted).")] = False,
 ) -> None:
     """Diagnose a finished (or running) job's logs: initiating failure, rank, step, root cause, fix."""
     catalog = load_catalog()
@@ -75,6 +76,10 @@ def diagnose(
             err.print(f"note: {note}", highlight=False)
         raise _fail(f"no readable log files in {', '.join(paths)}")
     report = result.report
+    if redact:
+        from detectors.redact import redact as redact_report
+
+        report = redact_report(report, bundle=True)
     fmt = format or (Format.text if (output is None and sys.stdout.isatty()) else Format.json)
     if fmt is Format.json:
         text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"

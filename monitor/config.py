@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     close_after: float = Field(300.0, gt=0, description="an incident with no new evidence for this long is closed")
     stall_factor: float = Field(5.0, gt=1, description="a job is stalled after this many median step times without progress")
     stall_floor: float = Field(60.0, gt=0, description="never call a stall before this many seconds")
-    mqtt: str | None = Field(None, description="mqtt://[user:pass@]host:1883 or mqtts://... of a broker")
+    mqtt: str | None = Field(None, repr=False, description="mqtt://[user:pass@]host:1883 or mqtts://... of a broker")
     mqtt_cafile: Path | None = Field(None, description="CA bundle for mqtts:// (default: the system's)")
     mqtt_outbox: int = Field(50_000, ge=10, description="events kept while the broker is unreachable")
     mqtt_keepalive: int = Field(10, ge=1, le=3600, description="seconds; the broker announces this node offline after 1.5x")

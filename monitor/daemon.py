@@ -84,7 +84,8 @@ class Daemon:
         self.on_finding = on_finding
         self.log = log
         self.engine = LiveEngine(cfg.job, close_after=cfg.close_after, stall_factor=cfg.stall_factor,
-                                 stall_floor=cfg.stall_floor, node_mode=bool(cfg.mqtt) and not cfg.aggregate)
+                                 stall_floor=cfg.stall_floor, node_mode=bool(cfg.mqtt) and not cfg.aggregate,
+                                 max_ranks=cfg.limits.max_ranks)
         self.publisher: Publisher | None = None
         self.seen_ids: OrderedDict[str, None] = OrderedDict()  # aggregator: event ids already folded in
         if cfg.mqtt:

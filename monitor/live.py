@@ -24,6 +24,7 @@ from detectors.correlate import Incident, incidents
 from detectors.detect import JobState
 from detectors.diagnosis import build_report, choose_stack, incident_dict
 from detectors.events import Event, Source
+from detectors.redact import redact
 
 __all__ = ["Change", "LiveEngine"]
 
@@ -56,9 +57,10 @@ class LiveEngine:
     opened_total: dict[str, int] = field(default_factory=dict)  # failure → incidents opened
     started: float | None = None
     node_mode: bool = False  # one node of a multi-node job: collateral-only verdicts do not page
+    max_ranks: int = 65536
 
     def __post_init__(self) -> None:
-        self.state = JobState(job=self.job, catalog=self.catalog)
+        self.state = JobState(job=self.job, catalog=self.catalog, max_ranks=self.max_ranks)
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -167,7 +169,7 @@ class LiveEngine:
         d = dict(pub.incident)
         d["status"] = pub.status
         d["revision"] = pub.revision
-        return d
+        return redact(d)  # what is published (console, MQTT, /api/incidents) holds no secret
 
     def report(self) -> dict[str, Any]:
         """The same JSON as ``diagnose``, with live status and revisions."""

@@ -34,15 +34,18 @@ class RankwatchCollector(Collector):
         self.label_drops = 0
         self.publisher: Any = None  # monitor.mqtt.Publisher when MQTT is on
 
-    def _ranks(self) -> Iterator[tuple[str, RankState]]:
+    def _allowed_ranks(self) -> set[int]:
+        """The lowest ``max_ranks`` global ranks: the only rank label values exported (every
+        family). ``label_drops`` is the number of distinct ranks left out (monotonic)."""
         st = self.engine.state
-        n = 0
+        ranks = sorted({k[1] for k in st.ranks if k is not None and k[0] == "g"} | {r for r, _ in st.match_counts if r is not None})
+        self.label_drops = max(self.label_drops, len(ranks) - self.max_ranks)
+        return set(ranks[: self.max_ranks])
+
+    def _ranks(self, allowed: set[int]) -> Iterator[tuple[str, RankState]]:
+        st = self.engine.state
         for key, rs in sorted(st.ranks.items(), key=lambda kv: (kv[0] is None, kv[0] or ("", 0))):
-            if key is None or key[0] != "g":
-                continue
-            n += 1
-            if n > self.max_ranks:
-                self.label_drops += 1
+            if key is None or key[0] != "g" or key[1] not in allowed:
                 continue
             yield str(key[1]), rs
 
@@ -51,7 +54,10 @@ class RankwatchCollector(Collector):
         st = eng.state
         job = eng.job
         findings = CounterMetricFamily("rankwatch_findings", "Lines that matched a failure fingerprint (occurrences, not incidents).", labels=["job", "rank", "failure"])
+        allowed = self._allowed_ranks()
         for (rank, failure), n in sorted(st.match_counts.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+            if rank is not None and rank not in allowed:
+                continue
             findings.add_metric([job, "" if rank is None else str(rank), failure], n)
         yield findings
         opened = CounterMetricFamily("rankwatch_incidents", "Incidents opened.", labels=["job", "failure"])
@@ -77,7 +83,7 @@ class RankwatchCollector(Collector):
         skipped = CounterMetricFamily("rankwatch_skipped_steps", "Optimizer steps skipped (fp16 overflow) per rank.", labels=["job", "rank"])
         nonfinite = CounterMetricFamily("rankwatch_nonfinite", "Non-finite values logged, per rank and metric.", labels=["job", "rank", "metric"])
         progress = GaugeMetricFamily("rankwatch_last_progress_timestamp_seconds", "Wall time the rank's step last advanced.", labels=["job", "rank"])
-        for rlabel, rs in self._ranks():
+        for rlabel, rs in self._ranks(allowed):
             for k, g in gauges.items():
                 v = rs.last.get(k)
                 if v is not None:

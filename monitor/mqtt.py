@@ -35,6 +35,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from detectors.events import Event, EventKind, Source
+from detectors.redact import redact_text
 
 __all__ = [
     "SCHEMA",
@@ -115,7 +116,7 @@ def event_id(host: str, ev: Event, generation: int = 0) -> str:
 def encode_event(job: str, host: str, ev: Event) -> EventPayload:
     return EventPayload(
         job=job, id=event_id(host, ev, int(ev.data.get("generation", 0) or 0)), host=host, kind=ev.kind.value,
-        path=ev.source.path, line=ev.source.line, text=ev.source.text, rank=ev.rank, local_rank=ev.local_rank,
+        path=ev.source.path, line=ev.source.line, text=redact_text(ev.source.text), rank=ev.rank, local_rank=ev.local_rank,
         time=ev.time, step=ev.step, failure=ev.failure, data={k: _jsonable(v) for k, v in ev.data.items()},
     )
 

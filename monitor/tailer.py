@@ -198,7 +198,7 @@ class Tailer:
                 if moved is not None:  # renamed to a matching name: the same file, same offset
                     if moved in self.draining:
                         self.draining.remove(moved)
-                    moved.path = path
+                    moved.path, moved.deleted = path, False
                     self.tails[path] = tail = moved
                     held.add(ident)
                 elif ident in held:

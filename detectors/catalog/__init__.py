@@ -37,7 +37,7 @@ class Stack(StrEnum):
     VLLM = "vllm"
 
 
-_UNSAFE = re.compile(r"\\[1-9]|\(\?<?[=!]|\(\?>|[*+?}]\+")  # backrefs, look-around, atomic, possessive
+_UNSAFE = re.compile(r"\\[1-9]|\(\?P=|\(\?\(|\(\?<?[=!]|\(\?>|[*+?}]\+")  # backrefs (numbered, named), conditionals, look-around, atomic, possessive
 
 
 class _Strict(BaseModel):

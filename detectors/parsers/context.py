@@ -24,7 +24,7 @@ __all__ = ["RULES"]
 _TRUE = {"true", "1", "yes", "on"}
 
 _FLAG = re.compile(
-    r"(?<![\w-])(?:--)?(?P<k>fp16|bf16|bfloat16|half)(?:_enabled|_full_eval)?['\"]?\s*(?:=|:|\s\.{2,}|\s)\s*['\"]?(?P<v>True|true|False|false|1|0)\b"
+    r"(?<![\w-])(?:--)?(?P<k>fp16|bf16|bfloat16|half)(?:_enabled|_full_eval)?['\"]?(?:\s*+[=:]\s*+|\s++(?:\.{2,}+\s*+)?)['\"]?(?P<v>True|true|False|false|1|0)\b"
 )
 _PRECISION = re.compile(
     r"(?:\bprecision|Mixed precision type|mixed_precision)['\"]?\s*[=:]\s*['\"]?(?P<v>fp16|bf16|fp32|fp8|no|16-mixed|bf16-mixed|16-true|bf16-true|32-true|32|16|bf16)\b"
@@ -34,7 +34,7 @@ _DS_OPT = re.compile(r"Creating (?:(?P<fp16>fp16) (?:unfused )?optimizer with (?
 _DTYPE = re.compile(r"(?:params_dtype\s*\.*\s*|using )(?P<v>torch\.(?:half|float16|bfloat16|float32|float))\b")
 _SCALING = re.compile(r"(?:loss_scaling|grad_scaler|use_grad_scaler|dynamic_loss_scale)['\"]?\s*[=:]\s*['\"]?(?P<v>true|false|True|False|on|off|1|0)\b")
 _WORLD = re.compile(
-    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/)\s*[=:]?\s*(?P<v>\d+)"
+    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/)\s*+[=:]?\s*+(?P<v>\d+)"
 )
 _GPU = re.compile(
     r"(?P<v>(?:NVIDIA |Tesla |Quadro |GeForce )(?:RTX |GTX )?(?:A100|A800|H100|H800|H200|GH200|B100|B200|GB200|B300|GB300|A10G|A10|A16|A2|A30|A40|L40S|L40|L4|V100|T4|P100|P40|P4|K80|M40|M60|RTX ?\d{4}|A\d{4}|\d{4})[\w-]*(?: \w+GB(?: HBM\d)?)?)"
@@ -98,7 +98,7 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
 
 _FRAMEWORKS = (
     ("deepspeed", re.compile(r"\[(?:logging|engine|config|launch|runner|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\[deeps(?:peed|cale)\]")),
-    ("megatron", re.compile(r"iteration\s+\d+/\s*\d+ \||-+ arguments -+|megatron")),
+    ("megatron", re.compile(r"iteration\s+\d+/\s*\d+ \||- arguments -|megatron")),
     ("hf_trainer", re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |TrainingArguments\(")),
     ("lightning", re.compile(r"Automatic Mixed Precision \(AMP\)|LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES|\[rank: \d+\] |lightning")),
 )
@@ -120,7 +120,7 @@ RULES = [
     ),
     Rule(
         "context.framework",
-        r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|iteration\s+\d+/\s*\d+ \||-+ arguments -+|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
+        r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
         _framework,
         on_raw=True,
     ),

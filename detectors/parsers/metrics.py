@@ -157,8 +157,32 @@ def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
 
 
 # --- generic / fairseq: "k v | k v" or "k=v, k=v" ---------------------------------------
-_PIPE_FIELD = re.compile(rf"^\s*(?P<k>[A-Za-z][\w/ .-]*?)\s*(?:[=:]\s*|\s+)(?P<v>{_NUM})\s*$")
-_KV = re.compile(rf"(?<![\w/])(?P<k>[A-Za-z][\w/.-]*)\s*[=:]\s*'?(?P<v>{_NUM})'?(?![\w.])")
+# Both are linear-time on any input (tests/reliability/test_fuzz.py times hostile lines).
+# A pipe field is "key sep value": the value is the last token, the key what precedes the
+# separator (``\s*[=:]\s*`` or ``\s+``) — read from the end in one pass, where a regex with
+# a lazy key and two whitespace runs took cubic time on a field padded with spaces.
+_KEY = re.compile(r"[A-Za-z][\w/ .-]*")
+_NUM_FULL = re.compile(rf"(?:{_NUM})")
+
+
+def _pipe_field(part: str) -> tuple[str, str] | None:
+    s = part.strip()
+    i = len(s) - 1
+    while i >= 0 and s[i] not in "=:" and not s[i].isspace():
+        i -= 1
+    if i < 0 or not _NUM_FULL.fullmatch(s, i + 1):
+        return None
+    k = s[: i + 1].rstrip()
+    if k.endswith(("=", ":")):
+        k = k[:-1].rstrip()
+    return (k, s[i + 1 :]) if _KEY.fullmatch(k) else None
+
+
+# "k=v": a key starts at a letter not preceded by [\w/]; the regex takes the whole run of
+# key characters (one attempt per run, not per dot: ".a.a.a" was quadratic) and
+# ``_KEY_START`` finds where the key begins inside it.
+_KV = re.compile(rf"(?<![\w/.-])(?P<run>[\w/.-]+)\s*[=:]\s*'?(?P<v>{_NUM})'?(?![\w.])")
+_KEY_START = re.compile(r"(?<![\w/])[A-Za-z]")
 
 
 def _generic(m: re.Match[str], seg: Segment) -> bool:
@@ -166,15 +190,18 @@ def _generic(m: re.Match[str], seg: Segment) -> bool:
     values: dict[str, float] = {}
     if "|" in body:
         for part in body.split("|"):
-            fm = _PIPE_FIELD.match(part)
-            if fm:
-                key = _KEYS.get(fm.group("k").strip().lower())
-                v = parse_number(fm.group("v"))
+            kv = _pipe_field(part)
+            if kv:
+                key = _KEYS.get(kv[0].strip().lower())
+                v = parse_number(kv[1])
                 if key and v is not None and key not in values:
                     values[key] = v
     if len(values) < 2:
         for fm in _KV.finditer(body):
-            key = _KEYS.get(fm.group("k").lower())
+            ks = _KEY_START.search(fm.group("run"))
+            if ks is None:
+                continue
+            key = _KEYS.get(fm.group("run")[ks.start() :].lower())
             v = parse_number(fm.group("v"))
             if key and v is not None and key not in values:
                 values[key] = v

@@ -98,18 +98,20 @@ _DS_TIMER = re.compile(
     rf"(?:, MemAllocated=(?P<ma>{_N})(?P<mau>[KMGT]i?B), MaxMemAllocated=(?P<mx>{_N})(?P<mxu>[KMGT]i?B))?"
 )
 _DS_GSTEP = re.compile(r"global_step=(?P<n>\d+)")
-_DS_PIPE = re.compile(rf"steps: (?P<step>\d+) .*?iter time \(s\): (?P<t>{_N}) samples/sec: (?P<v>{_N})")
+# (no unbounded scan from each repeated start: a gap stops at the next start, a number
+# never starts inside a run of digits — hostile lines stay linear, tests/reliability)
+_DS_PIPE = re.compile(rf"steps: (?P<step>\d+) (?:(?!steps: ).)*?iter time \(s\): (?P<t>{_N}) samples/sec: (?P<v>{_N})")
 _MEG_MS = re.compile(rf"elapsed time per iteration \(ms\): (?P<v>{_N})")
 _MEG_TFLOPS = re.compile(rf"throughput per GPU \(TFLOP/s/GPU\): (?P<v>{_N})")
 _MEG_ITER = re.compile(r"iteration\s+(?P<it>\d+)/\s*\d+ \|")
 _RATE_AFTER = re.compile(
-    rf"(?P<v>{_N}) ?(?P<u>samples|tokens|sequences|seqs|it|imgs|images)(?:/s\b|/sec\b| per second\b)"
+    rf"(?<!\d)(?P<v>{_N}) ?(?P<u>samples|tokens|sequences|seqs|it|imgs|images)(?:/s\b|/sec\b| per second\b)"
 )
 _RATE_BEFORE = re.compile(
     rf"\b(?P<u>samples|tokens|sequences|seqs|images|imgs)(?:/s|/sec|_per_sec|_per_second|_per_s| per second)\b"
-    rf"(?:/gpu|_per_gpu)?'?\s*[:=]?\s*'?(?P<v>{_N})"
+    rf"(?:/gpu|_per_gpu)?'?\s*+[:=]?\s*+'?(?P<v>{_N})"
 )
-_SEC_PER_IT = re.compile(rf"(?P<v>{_N}) ?s/it\b")
+_SEC_PER_IT = re.compile(rf"(?<!\d)(?P<v>{_N}) ?s/it\b")
 _UNITS = {"samples": "samples/s", "sequences": "samples/s", "seqs": "samples/s", "images": "samples/s",
           "imgs": "samples/s", "tokens": "tokens/s", "it": "it/s"}
 
@@ -160,10 +162,10 @@ def _throughput(m: re.Match[str], seg: Segment) -> bool:
 
 # --- evaluation loss ----------------------------------------------------------------------
 _EVAL_KEY = r"(?:eval_loss|eval/loss|val_loss|val/loss|valid_loss|validation_loss|val_lm_loss)"
-_MEG_VAL = re.compile(rf"validation loss at (?:iteration (?P<it>\d+)|the end of training)[^|]*\| lm loss value: (?P<v>{_N})")
+_MEG_VAL = re.compile(rf"validation loss at (?:iteration (?P<it>\d+)|the end of training)(?:(?!validation loss at )[^|])*+\| lm loss value: (?P<v>{_N})")
 _PL_CKPT = re.compile(rf"Epoch (?P<ep>\d+), global step (?P<step>\d+): '?(?P<k>[\w/.-]+)'? reached (?P<v>{_N})")
 _PL_EARLY = re.compile(rf"Metric (?P<k>[\w/.-]+) improved(?: by {_N} >= min_delta = {_N})?\. New best score: (?P<v>{_N})")
-_EVAL_KV = re.compile(rf"'?(?P<k>{_EVAL_KEY})'?\s*(?:[:=]\s*|\s+)'?(?P<v>{_N})'?")
+_EVAL_KV = re.compile(rf"'?(?P<k>{_EVAL_KEY})'?(?:\s*+[:=]\s*+|\s++)'?(?P<v>{_N})'?")
 _EPOCH = re.compile(rf"'epoch'\s*:\s*'?(?P<v>{_N})")
 _VAL_NAME = re.compile(r"^(?:eval|val|valid|validation)[_/]?(?:lm_)?loss$")
 
@@ -204,14 +206,14 @@ _MEG_MEM = re.compile(
     rf"max allocated: (?P<ma>{_N}) \| reserved: (?P<r>{_N}) \| max reserved: (?P<mr>{_N})"
 )
 _MEG_THEORY = re.compile(rf"Theoretical memory footprints: weight and optimizer=(?P<w>{_N}) MB")
-_OOM_OLD = re.compile(rf"(?P<a>{_N}) (?P<au>{_U}) already allocated;.*?(?P<r>{_N}) (?P<ru>{_U}) reserved in total by PyTorch")
+_OOM_OLD = re.compile(rf"(?<!\d)(?P<a>{_N}) (?P<au>{_U}) already allocated;(?:(?!already allocated;).)*?(?<!\d)(?P<r>{_N}) (?P<ru>{_U}) reserved in total by PyTorch")
 _OOM_NEW = re.compile(
     rf"Of the allocated memory (?P<a>{_N}) (?P<au>{_U}) is allocated by PyTorch, and (?P<u>{_N}) (?P<uu>{_U}) is reserved by PyTorch but unallocated"
 )
 _TOTAL = re.compile(rf"total capacity of (?P<t>{_N}) (?P<tu>{_U})|\((?:GPU \d+; )?(?P<t2>{_N}) (?P<tu2>{_U}) total capacity")
 _MAX_ALLOC = re.compile(
     rf"(?P<k>max_memory_allocated|max memory allocated|max_memory_reserved|max memory reserved|peak (?:gpu )?memory(?: allocated)?)"
-    rf"(?:\(\))?['\"]?\s*[:=]?\s*(?P<v>{_N})\s*(?P<u>{_U})",
+    rf"(?:\(\))?['\"]?\s*+[:=]?\s*+(?P<v>{_N})\s*+(?P<u>{_U})",
     re.IGNORECASE,
 )
 

@@ -56,6 +56,7 @@ class MFile:
     pending: bytes = b""  # rest of a partially written line (its head is in the file)
     pending_line: tuple[int, bytes] | None = None  # (token, whole line) of that partial line
     open: bool = False  # the current tailer holds a descriptor for it
+    regen: bool = False  # truncated since the last rescan that saw it open
 
     def unread(self) -> list[Line]:
         return [ln for ln in self.lines if not ln.read]
@@ -184,6 +185,7 @@ class TailerModel(RuleBasedStateMachine):
         self.allowed_loss.update(ln.token for ln in lost)
         self.window_bytes += sum(len(ln.data) for ln in lost)
         f.lines = []
+        f.regen = True
         with open(path, "r+b") as fh:
             fh.truncate(0)
         buf = b""
@@ -199,7 +201,12 @@ class TailerModel(RuleBasedStateMachine):
     @rule()
     def rescan(self) -> None:
         self.tailer.rescan()
+        self._opened()
+
+    def _opened(self) -> None:
         for f in self._matching():
+            if f.open:
+                f.regen = False  # a rescan notices a truncation of a file it follows
             f.open = True
 
     @rule()
@@ -208,16 +215,19 @@ class TailerModel(RuleBasedStateMachine):
         self._mark_read()
 
     def _mark_read(self) -> None:
+        """A poll reads every file the tailer holds, to its end. A truncation that left
+        the file no longer than what was read is noticed by the next rescan, not by a
+        poll (it would cost a stat per file per poll): until then its new lines are not
+        counted as read."""
         for f in [*self._matching(), *self.detached]:
-            if f.open:
+            if f.open and not f.regen:
                 for ln in f.lines:
                     ln.read = True
 
     @rule()
     def sync(self) -> None:
         self.tailer.rescan()
-        for f in self._matching():
-            f.open = True
+        self._opened()
         while self.tailer.poll():
             pass
         self._mark_read()
@@ -229,9 +239,12 @@ class TailerModel(RuleBasedStateMachine):
         positions = t.positions()
         for path, rec in t.resume.items():
             positions.setdefault(path, rec)
-        # positions() finishes rotated / deleted files first: they cannot be found again
+        # positions() rescans, then finishes rotated / deleted files: nobody could find
+        # them again after the restart
+        self._opened()
         for f in self.detached:
             if f.open:
+                f.regen = False
                 for ln in f.lines:
                     ln.read = True
         self.counted.update(t.stats.dropped)
