@@ -52,6 +52,7 @@ from monitor.reader import ChunkReader
 __all__ = ["FileTail", "Identity", "Tailer", "glob_base"]
 
 HEAD_BYTES = 256
+MAX_CLOSED_RECORDS = 1024  # identities of closed files kept to recognise them if they reappear
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +368,7 @@ class Tailer:
                 total += 1  # not finished: read the new generation on the next turn
             elif n == 0:
                 self._flush(tail)
+                self._remember_closed(tail)
                 os.close(tail.fd)
                 self.draining.remove(tail)
         return total
@@ -386,6 +388,28 @@ class Tailer:
         self.draining.clear()
 
     # ----------------------------------------------------------------- checkpoints
+    def _remember_closed(self, tail: FileTail) -> None:
+        """A file read to its end and closed may reappear (a rename raced with the glob
+        listing, or it was renamed while we were down): keep its identity and final
+        offset as a resume record, so it is continued, not read again. Bounded."""
+        try:
+            if os.fstat(tail.fd).st_nlink == 0:
+                return  # deleted: it cannot reappear (a new file may reuse the inode: not this one)
+        except OSError:
+            return
+        self.resume[f"{tail.path}#closed-{tail.identity.dev}-{tail.identity.ino}"] = self._record(tail)
+        closed = [k for k in self.resume if "#closed-" in k]
+        for k in closed[: max(0, len(closed) - MAX_CLOSED_RECORDS)]:
+            del self.resume[k]
+
+    @staticmethod
+    def _record(t: FileTail) -> dict[str, Any]:
+        return {
+            "dev": t.identity.dev, "ino": t.identity.ino, "head": t.identity.head,
+            "head_len": t.identity.head_len, "offset": t.resumable, "lines": t.reader.lines_done,
+            "skipping": t.reader._skipping, "generation": t.generation, "fstate": t.fstate,
+        }
+
     def positions(self) -> dict[str, dict[str, Any]]:
         """Per followed path: identity and the offset just past the last complete line.
 
@@ -404,14 +428,7 @@ class Tailer:
                     break
                 self._truncated(tail, size)
             self._flush(tail)
+            self._remember_closed(tail)
             os.close(tail.fd)
             self.draining.remove(tail)
-        out: dict[str, dict[str, Any]] = {}
-        for path, t in self.tails.items():
-            out[path] = {
-                "dev": t.identity.dev, "ino": t.identity.ino, "head": t.identity.head,
-                "head_len": t.identity.head_len, "offset": t.resumable, "lines": t.reader.lines_done,
-                "skipping": t.reader._skipping,
-                "generation": t.generation, "fstate": t.fstate,
-            }
-        return out
+        return {path: self._record(t) for path, t in self.tails.items()}
