@@ -19,6 +19,11 @@ Failure model (what is guaranteed, what can be lost):
   before the truncation cannot be read by anyone: their count is added to
   ``dropped["truncated"]`` (the loss window), and the rank is marked restarted.
 - deletion: the open descriptor is read to its end, then closed. No loss.
+- a file that left the globs and was closed but still exists (renamed) is remembered by
+  identity and final offset (the last ``MAX_CLOSED_RECORDS``), so if it reappears under a
+  matching name — a rename that raced with the glob listing, or one done while the
+  daemon was down — it is continued, not read again. A deleted file is not remembered:
+  a new file may reuse its inode.
 - lines longer than ``max_line`` are cut (``dropped["line_too_long"]``); invalid UTF-8
   and NULs never stop reading.
 - A checkpoint records, per file, its identity (with the length of the fingerprinted
