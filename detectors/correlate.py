@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.detect import JobState, RankKey, SampleRec, ScaleMove
-from detectors.events import Event, Finding, Role, Source
+from detectors.events import Finding, Role, Source
 from detectors.gpus import compute_capability
 from detectors.symptoms import symptom_incidents
 
@@ -536,6 +536,3 @@ def incidents(state: JobState) -> list[Incident]:
     """The job's incidents, most important first."""
     return _Correlator(state).run()
 
-
-def exits_of(state: JobState) -> list[Event]:
-    return list(state.exits)

@@ -312,8 +312,6 @@ class JobState:
                 st.first_bad_global = rec
         if nonfinite(grad) and scale is None and st.first_bad_grad is None:
             st.first_bad_grad = rec
-        if nonfinite(grad) and scale is not None:
-            pass  # an fp16 step skipped by the scaler: the scale move records it
         self._baselines(st, rec)
         st.samples.append(rec)
 

@@ -15,6 +15,7 @@ that is behind when one is, else ``null``. Time is injected (``now``), so tests 
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,8 +119,6 @@ class LiveEngine:
              "Every rank stopped at the same step, so the logs cannot tell yet which one hung: "
              "run `py-spy dump --pid PID` on each rank; the collective timeouts will name it later."),
         ]
-        import hashlib
-
         iid = "rank_hang-" + hashlib.sha1(f"{self.job}|stall|{last}".encode()).hexdigest()[:10]
         return Incident(iid, "rank_hang", "critical", e.title, e.hardware, behind, last, None, [src], [], narrative,
                         {"stall_seconds": round(now - latest, 1), "threshold_seconds": round(threshold, 1)})
@@ -140,8 +139,6 @@ class LiveEngine:
             seen.add(inc.id)
             pub = self.published.get(inc.id)
             if pub is None:
-                if d["severity"] == "info" and inc.failure == "loss_scale_warmup":
-                    pass  # published like any other, but never pages (severity info)
                 pub = self.published[inc.id] = Published(d, 1, now, now, "open", fp)
                 self.opened_total[inc.failure] = self.opened_total.get(inc.failure, 0) + 1
                 changes.append(Change("open", self._stamp(pub)))
