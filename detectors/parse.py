@@ -39,8 +39,8 @@ class _FpRule:
     regex: re.Pattern[str]
 
 
-_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RULES[0]]
-_EXCEPTION: Rule = exceptions.RULES[1]
+_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE]
+_EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
 class LogParser:

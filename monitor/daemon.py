@@ -115,6 +115,10 @@ class Daemon:
 
     # ------------------------------------------------------------------ engine glue
     def _sink(self, events: list[Event]) -> None:
+        if self.on_finding is not None:
+            for ev in events:
+                if ev.kind is EventKind.MATCH:
+                    self.on_finding(ev)
         if self.publisher is not None:
             ob = self.publisher.outbox
             job, host = self.cfg.job, self.cfg.host
@@ -122,18 +126,9 @@ class Daemon:
                 leaf = "unknown" if ev.rank is None else str(ev.rank)
                 ob.put_event(topic(job, "findings", leaf), encode_event(job, host, ev).dump())
             if self.cfg.aggregate:
-                # the aggregator's engine is fed from the broker (every node, this one included)
-                if self.on_finding is not None:
-                    for ev in events:
-                        if ev.kind is EventKind.MATCH:
-                            self.on_finding(ev)
-                return
+                return  # the aggregator's engine is fed from the broker (every node, this one included)
         self.engine.feed(events, self.clock())
         self.dirty = True
-        if self.on_finding is not None:
-            for ev in events:
-                if ev.kind is EventKind.MATCH:
-                    self.on_finding(ev)
 
     def _remote(self, t: str, payload: bytes) -> None:
         """Aggregator: one event from any node of the job (duplicates dropped by id)."""

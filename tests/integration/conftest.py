@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.helpers import free_port
 
 __all__ = ["BINARIES", "REPO", "Procs", "binary", "free_port", "needs"]
 
@@ -46,12 +46,6 @@ def needs(*names: str) -> pytest.MarkDecorator:
         bool(missing),
         reason=f"{', '.join(missing)} not found: install the Debian package(s) {' '.join(pkgs)} (`make debs`)",
     )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Procs:

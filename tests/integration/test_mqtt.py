@@ -28,16 +28,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.helpers import free_port
 
 MOSQUITTO = shutil.which("mosquitto") or ("/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None)
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto not installed (make test installs it)")
 GOLDEN = REPO / "tests" / "e2e" / "golden"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Broker:

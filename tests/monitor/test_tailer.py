@@ -13,25 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from detectors.events import Event
 from detectors.parse import default_parser
 from monitor.tailer import Tailer
+from tests.helpers import Sink, append, sync
 
 TOKEN = re.compile(r"step (\d+) \| loss ([\d.]+)")
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def __call__(self, events: list[Event]) -> None:
-        self.events.extend(events)
-
-    def steps(self, path_part: str = "") -> list[int]:
-        return [e.step for e in self.events if e.step is not None and path_part in e.source.path]
-
-    def sources(self) -> list[tuple[str, int]]:
-        return [(e.source.path, e.source.line) for e in self.events]
 
 
 def line(step: int) -> bytes:
@@ -44,15 +30,7 @@ def make(tmp: Path, **kw: object) -> tuple[Tailer, Sink]:
     return t, sink
 
 
-def step(t: Tailer) -> None:
-    t.rescan()
-    while t.poll():
-        pass
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as fh:
-        fh.write(data)
+step = sync
 
 
 def test_partial_line_is_carried_until_complete(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,18 +15,13 @@ from pathlib import Path
 from typing import IO
 
 from tests.conftest import REPO
+from tests.helpers import free_port
 
 FAST = {
     "RANKWATCH_RESCAN_INTERVAL": "0.1",
     "RANKWATCH_POLL_INTERVAL": "0.05",
     "RANKWATCH_CHECKPOINT_INTERVAL": "0.2",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Rankwatch:

@@ -15,25 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from detectors.events import Event, EventKind
 from detectors.parse import default_parser
 from monitor import checkpoint
 from monitor.tailer import Tailer
+from tests.helpers import Sink, append, sync
 from tests.reliability.proc import metric, rankwatch
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def __call__(self, events: list[Event]) -> None:
-        self.events.extend(events)
-
-    def steps(self) -> list[int]:
-        return [e.step for e in self.events if e.kind is EventKind.SAMPLE and e.step is not None]
-
-    def lines(self) -> list[tuple[int, int]]:
-        return [(e.step, e.source.line) for e in self.events if e.kind is EventKind.SAMPLE and e.step is not None]
 
 
 def line(step: int) -> bytes:
@@ -61,12 +47,6 @@ def make(tmp: Path, made: list[Tailer], resume: dict | None = None, **kw: object
     return t, sink
 
 
-def sync(t: Tailer) -> None:
-    t.rescan()
-    while t.poll():
-        pass
-
-
 def restart(t: Tailer, tmp: Path, made: list[Tailer], **kw: object) -> tuple[Tailer, Sink]:
     """Checkpoint as the daemon does (JSON positions + kept records), stop, resume."""
     positions = t.positions()
@@ -78,11 +58,6 @@ def restart(t: Tailer, tmp: Path, made: list[Tailer], **kw: object) -> tuple[Tai
     for p, r in positions.items():
         r["fstate"] = fstates[p]
     return make(tmp, made, positions, **kw)
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as fh:
-        fh.write(data)
 
 
 # ---------------------------------------------------------------------- restarts
