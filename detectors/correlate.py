@@ -142,6 +142,8 @@ class _Correlator:
         metric = "loss" if initiator or head in loss_bad else ("loss (reduced over ranks)" if head in global_bad else "grad_norm")
         f = self.finding("nonfinite_loss", rank, rec.step, rec.time, [rec.source], metric=metric,
                          local=initiator is not None, value=_value_text(rec, metric))
+        if rank is not None:
+            f.data["rank_from"] = rec.data.get("rank_from")
         out.append(f)
         for key, r in all_bad:
             if r is rec:
@@ -237,6 +239,8 @@ class _Correlator:
                         break
                 out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
+            if rank is not None:
+                kw["rank_from"] = "launcher"
             if code == -9:
                 out.append(self.finding("rank_killed", rank, ev.step, ev.time, [ev.source], **kw))
             elif code > 0:
@@ -253,7 +257,7 @@ class _Correlator:
                 for f in own.get(None, []):
                     if f.role is Role.CAUSE and f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "bf16_unsupported_gpu"):
                         f.rank = r
-                        f.data["rank_from"] = "launcher exit line"
+                        f.data["rank_from"] = "launcher"
         return out
 
     def teardown_collateral(self, initiator: int | None) -> list[dict[str, Any]]:
@@ -316,7 +320,7 @@ class _Correlator:
         with_samples = [c for k in (("g", r), ("l", r)) if (c := self.st.ranks.get(k)) is not None and c.samples]
         if with_samples:
             evidence.insert(0, max(with_samples, key=lambda c: c.last_step_order).samples[-1].source)
-        return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
+        return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence, rank_from="progress",
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]
 

@@ -246,14 +246,16 @@ class JobState:
             rank = int(ev.data["rank"])  # the message names the global rank itself
             self.seen_global.add(rank)
         role = Role(ev.data.get("role", entry.role))
-        if failure == "loss_scale_collapse":
-            rank = None  # the overflow flag is all-reduced: no rank can be named
+        if entry.rank_scope == "job":
+            rank = None  # e.g. the overflow flag is all-reduced: no rank can be named
         if len(self.findings) >= MAX_FINDINGS:
             self.dropped["findings"] += 1
             return
         data = dict(ev.data)
         if ev.local_rank is not None:
             data["local_rank"] = ev.local_rank
+        if rank is not None:
+            data["rank_from"] = "message" if "rank" in ev.data else ev.rank_from
         self.findings.append(
             Finding(
                 failure=failure,
@@ -271,6 +273,8 @@ class JobState:
 
     def _sample(self, st: RankState, ev: Event, order: int) -> None:
         d = ev.data
+        if ev.rank_from is not None:
+            d["rank_from"] = ev.rank_from
         rec = SampleRec(ev.step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
         st.n_samples += 1

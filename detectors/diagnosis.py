@@ -48,6 +48,8 @@ def incident_dict(inc: Incident, catalog: Catalog, stack: Stack, status: str = "
             "step": inc.step,
             "time": _iso(inc.time),
             "evidence": [{"path": s.path, "line": s.line, "text": s.text} for s in inc.evidence],
+            "rank_from": inc.data.get("rank_from") if inc.rank is not None else None,
+            "inferred": bool(inc.data.get("inferred")) and inc.rank is not None,
         },
         "collateral": inc.collateral,
         "root_cause": [*inc.narrative, *entry.root_causes[:3]],

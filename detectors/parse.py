@@ -25,6 +25,7 @@ from detectors.events import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress
+from detectors.ranks import resolve_rank
 from detectors.scanner import Scanner
 
 __all__ = ["MAX_EVIDENCE_CHARS", "LogParser", "default_parser"]
@@ -130,21 +131,8 @@ class LogParser:
         out: list[Event],
     ) -> None:
         pre = split_prefixes(rest, state.year)
-        rank = pre.rank
-        local = pre.local_rank
-        if rank is not None and local is not None:
-            state.local_to_global[local] = rank
-        if rank is None and local is not None:
-            rank = state.local_to_global.get(local)
-        if rank is None and pre.host is not None and pre.pid is not None:
-            rank = state.job.pid_rank.get((pre.host, pre.pid))
-        if rank is None and state.summary_ctx_rank is not None:
-            rank = state.summary_ctx_rank  # inside the launcher's summary block for that rank
-        if rank is None:
-            rank = state.rank
-            if local is None:
-                local = state.local_rank
-        seg = Segment(pre.body, pre, source, state, rank, local, out, rest)
+        rank, local, rank_from = resolve_rank(pre, state)
+        seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)
         first = len(out)
         handled = False
         for rule in special:
@@ -165,7 +153,11 @@ class LogParser:
                 data["pattern"] = fr.fp.description
                 if fr.fp.role:
                     data["role"] = fr.fp.role
-                seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
+                ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
+                if fr.entry.rank_scope == "job":
+                    ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
+                    ev.rank_from = None
+                    data.pop("rank", None)
                 handled = True
         if not handled and try_exc:
             m = _EXCEPTION.regex.search(seg.body)

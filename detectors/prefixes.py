@@ -63,6 +63,12 @@ _NCCL = re.compile(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] "
     r"(?:\S+:\d+ (?:\(\w+\) )?)?(?=NCCL (?:INFO|WARN|TRACE|ERROR))"
 )
+# a python-logging / loguru / hydra header after a timestamp, one token at a time:
+# "[rank0] INFO train: ", "- train - INFO - ", "| INFO     | mod:fn:42 - ", "[train][INFO] - "
+_HDR_RANK = re.compile(r"\[(?:rank|Rank|RANK)[ :=]?\s?(?P<n>\d{1,7})\]:?\s?")
+_HDR_LEVEL = re.compile(r"\[?(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\]?:?(?:\s+|$)")
+_HDR_SEP = re.compile(r"[-|]\s+")
+_HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\d+)?(?=:\s|\s-\s|\s\|))[:]?\s?")
 _GENERIC_TS = re.compile(
     r"\[?(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: \|)? ?"
 )
@@ -82,6 +88,36 @@ def _ts_md(md: str, hms: str, year: int) -> float | None:
         return datetime(year, month, day, h, m, s, tzinfo=UTC).timestamp()
     except ValueError:
         return None
+
+
+def _logger_header(s: str, pos: int, p: Prefixed) -> int:
+    """Peel a python-logging style header that follows a timestamp (any order of rank tag,
+    level, separators and logger name; a name only after a level, so ``RuntimeError:`` is
+    never taken for one)."""
+    have_level = False
+    for _ in range(6):
+        m = _HDR_RANK.match(s, pos)
+        if m:
+            if p.rank is None:
+                p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _HDR_LEVEL.match(s, pos)
+        if m and not have_level:
+            p.level = m.group("lvl")
+            have_level = True
+            pos = m.end()
+            continue
+        m = _HDR_SEP.match(s, pos)
+        if m:
+            pos = m.end()
+            continue
+        m = _HDR_NAME.match(s, pos)
+        if m and m.end() > pos and (have_level or s.startswith("[", pos) or s.startswith("- ", m.end())):
+            pos = m.end()
+            continue
+        break
+    return pos
 
 
 def split_prefixes(line: str, year: int = 1970) -> Prefixed:
@@ -163,7 +199,7 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
                     m = _GENERIC_TS.match(s, pos)
                     if m and s[pos] in "[0123456789":
                         p.time = _ts_full(m.group("ts"))
-                        pos = m.end()
+                        pos = _logger_header(s, m.end(), p)
         m = _RANK.match(s, pos)  # excepthook prefix after a logger header
         if m and p.rank is None:
             p.rank = int(m.group("n"))

@@ -243,6 +243,27 @@ def generate(
     raise typer.Exit(generate_kit(root, runbook_url=runbook_url, check=check))
 
 
+@app.command("eval")
+def eval_corpus(
+    corpus: Annotated[Path, typer.Argument(help="A directory of cases: folders holding a case.json and the log files beside it.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    min_accuracy: Annotated[float | None, typer.Option("--min-accuracy", help="Exit 1 when overall accuracy is below this fraction (a regression guard).")] = None,
+    min_class_accuracy: Annotated[float | None, typer.Option("--min-class-accuracy", help="Exit 1 when a class with >= 5 cases is below this fraction.")] = None,
+) -> None:
+    """Score the engine on a corpus of labelled log excerpts: per-class accuracy and every miss."""
+    from monitor.evaluate import as_json, evaluate, render
+
+    if not corpus.is_dir():
+        raise _fail(f"{corpus}: not a directory")
+    res = evaluate(corpus)
+    if not res.results:
+        raise _fail(f"{corpus}: no case.json found")
+    sys.stdout.write((as_json(res) if format == "json" else render(res)) + "\n")
+    low = (min_accuracy is not None and res.accuracy < min_accuracy) or (
+        min_class_accuracy is not None and res.min_class_accuracy() < min_class_accuracy)
+    raise typer.Exit(1 if low else 0)
+
+
 @app.command()
 def demo(
     serve: Annotated[float, typer.Option("--serve", help="Keep serving /metrics this many seconds after the replay.")] = 0.0,

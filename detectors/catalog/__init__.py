@@ -91,6 +91,13 @@ class Entry(_Strict):
     role: Literal["cause", "collateral", "benign"]
     severity: Literal["critical", "warning", "info"]
     priority: int = Field(ge=0, le=100, description="rank among causes when choosing an initiator")
+    # behaviour (read by the engine, so a new failure is one file):
+    # rank_scope "job": the signal is reduced over ranks (an all-reduced overflow flag, a
+    # scale every rank shares): a rank named on the line is the logging rank, never the cause
+    rank_scope: Literal["rank", "job"] = "rank"
+    # launcher exit codes (negative: the signal) that mean this failure when the rank's own
+    # log says nothing (torchrun "exitcode: -9" → rank_killed)
+    exit_codes: list[int] = []
     summary: str
     mechanism: str
     fingerprints: list[Fingerprint]

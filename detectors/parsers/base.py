@@ -53,6 +53,7 @@ class Segment:
     out: list[Event]
     raw: str = ""  # the segment before prefix stripping
     sampled: bool = False  # a metrics rule already read this segment
+    rank_from: str | None = None  # provenance of ``rank`` (see Event.rank_from)
 
     def emit(self, kind: EventKind, **kw: object) -> Event:
         ev = Event(
@@ -62,6 +63,7 @@ class Segment:
             local_rank=self.local_rank,
             host=self.pre.host,
             time=self.pre.time,
+            rank_from=self.rank_from if self.rank is not None else None,
             **kw,  # type: ignore[arg-type]
         )
         self.out.append(ev)

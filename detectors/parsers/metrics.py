@@ -20,58 +20,25 @@ import re
 
 from detectors.events import EventKind
 from detectors.parsers.base import Rule, Segment
+from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract, parse_number
 
 __all__ = ["RULES", "parse_number"]
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)"
-_NUM_RE = re.compile(rf"(?:{_NUM})")
+# the scan trigger for _fields: a metric key, a separator and something number-like (no
+# flags or look-around: it must compile on every scan engine)
+_TRIGGER = (
+    r"(?:[Ll]oss|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,12}(?:[:=|]|is)?\s{0,4}['\"]?"
+    r"(?:tensor\(\[?)?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
+)
 
+# Megatron's iteration line: its own counters beside the shared synonym table
 _KEYS: dict[str, str] = {
-    "loss": "loss",
-    "lm loss": "loss",
-    "lm_loss": "loss",
-    "train_loss": "loss",
-    "train/loss": "loss",
-    "total_loss": "loss",
-    "losses/total_loss": "loss",
-    "grad_norm": "grad_norm",
-    "grad norm": "grad_norm",
-    "gnorm": "grad_norm",
-    "grad-norm": "grad_norm",
-    "train/grad_norm": "grad_norm",
-    "total_norm": "grad_norm",
-    "loss_scale": "loss_scale",
-    "loss scale": "loss_scale",
-    "loss-scale": "loss_scale",
-    "scale": "loss_scale",
-    "step": "step",
-    "steps": "step",
-    "global_step": "step",
-    "iter": "step",
-    "iteration": "step",
-    "num_updates": "step",
+    **CANONICAL,
     "skipped": "skipped",
     "number of skipped iterations": "skipped",
     "number of nan iterations": "nan_iters",
-    "lr": "lr",
-    "learning_rate": "lr",
-    "learning rate": "lr",
-    "epoch": "epoch",
 }
-
-
-def parse_number(text: str) -> float | None:
-    t = text.strip().strip("'\"").lower()
-    if t in ("nan", "+nan", "-nan"):
-        return math.nan
-    if t in ("inf", "+inf", "infinity", "+infinity"):
-        return math.inf
-    if t in ("-inf", "-infinity"):
-        return -math.inf
-    try:
-        return float(t)
-    except ValueError:
-        return None
 
 
 def _emit(seg: Segment, values: dict[str, float], scope: str, loss_missing: bool = False) -> bool:
@@ -92,26 +59,31 @@ def _emit(seg: Segment, values: dict[str, float], scope: str, loss_missing: bool
     return True
 
 
-# --- HF Trainer dict -------------------------------------------------------------------
-_HF_PAIR = re.compile(rf"'(?P<k>[\w/]+)': '?(?P<v>{_NUM})'?")
+# --- any shape: known keys with any separator (detectors/parsers/fields.py) -------------
+def _scope(body: str, values: dict[str, float]) -> str:
+    """Values a framework reduces over ranks (or logs from one rank) before printing.
+
+    HF Trainer's dict repr, fairseq's ``| epoch ...`` summaries and JSON trainer logs are
+    the logging rank's view of the job: they never name the rank a NaN came from.
+    """
+    head = body.lstrip()[:2]
+    if head.startswith("|") or head in ("{'", '{"'):
+        return "global"
+    return "local"
 
 
-def _hf(m: re.Match[str], seg: Segment) -> bool:
-    body = seg.body.strip()
-    if not body.startswith("{"):
+def _fields(m: re.Match[str], seg: Segment) -> bool:
+    body = seg.body
+    values = extract(body)
+    metrics = METRIC_KEYS & values.keys()
+    if not metrics:
         return False
-    values: dict[str, float] = {}
-    for pm in _HF_PAIR.finditer(body):
-        key = _KEYS.get(pm.group("k"))
-        if pm.group("k") == "eval_loss":
-            key = "eval_loss"
-        if key and key not in values:
-            v = parse_number(pm.group("v"))
-            if v is not None:
-                values[key] = v
-    if not ({"loss", "grad_norm", "eval_loss"} & values.keys()):
-        return False
-    return _emit(seg, values, "global")
+    if "step" not in values and len(values) < 2:
+        # a lone value needs to say something: "loss is nan" does, "scale: 2" does not
+        v = values[next(iter(metrics))]
+        if math.isfinite(v) or "loss_scale" in metrics:
+            return False
+    return _emit(seg, values, _scope(body, values))
 
 
 # --- Megatron ---------------------------------------------------------------------------
@@ -156,70 +128,8 @@ def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
-# --- generic / fairseq: "k v | k v" or "k=v, k=v" ---------------------------------------
-# Both are linear-time on any input (tests/reliability/test_fuzz.py times hostile lines).
-# A pipe field is "key sep value": the value is the last token, the key what precedes the
-# separator (``\s*[=:]\s*`` or ``\s+``) — read from the end in one pass, where a regex with
-# a lazy key and two whitespace runs took cubic time on a field padded with spaces.
-_KEY = re.compile(r"[A-Za-z][\w/ .-]*")
-_NUM_FULL = re.compile(rf"(?:{_NUM})")
-
-
-def _pipe_field(part: str) -> tuple[str, str] | None:
-    s = part.strip()
-    i = len(s) - 1
-    while i >= 0 and s[i] not in "=:" and not s[i].isspace():
-        i -= 1
-    if i < 0 or not _NUM_FULL.fullmatch(s, i + 1):
-        return None
-    k = s[: i + 1].rstrip()
-    if k.endswith(("=", ":")):
-        k = k[:-1].rstrip()
-    return (k, s[i + 1 :]) if _KEY.fullmatch(k) else None
-
-
-# "k=v": a key starts at a letter not preceded by [\w/]; the regex takes the whole run of
-# key characters (one attempt per run, not per dot: ".a.a.a" was quadratic) and
-# ``_KEY_START`` finds where the key begins inside it.
-_KV = re.compile(rf"(?<![\w/.-])(?P<run>[\w/.-]+)\s*[=:]\s*'?(?P<v>{_NUM})'?(?![\w.])")
-_KEY_START = re.compile(r"(?<![\w/])[A-Za-z]")
-
-
-def _generic(m: re.Match[str], seg: Segment) -> bool:
-    body = seg.body
-    values: dict[str, float] = {}
-    if "|" in body:
-        for part in body.split("|"):
-            kv = _pipe_field(part)
-            if kv:
-                key = _KEYS.get(kv[0].strip().lower())
-                v = parse_number(kv[1])
-                if key and v is not None and key not in values:
-                    values[key] = v
-    if len(values) < 2:
-        for fm in _KV.finditer(body):
-            ks = _KEY_START.search(fm.group("run"))
-            if ks is None:
-                continue
-            key = _KEYS.get(fm.group("run")[ks.start() :].lower())
-            v = parse_number(fm.group("v"))
-            if key and v is not None and key not in values:
-                values[key] = v
-    if not ({"loss", "grad_norm", "loss_scale"} & values.keys()):
-        return False
-    if "step" not in values and len(values) < 2:
-        return False
-    # fairseq's pipe summaries are the logging rank's aggregated view
-    return _emit(seg, values, "global" if "|" in body and body.lstrip().startswith("|") else "local")
-
-
 RULES = [
-    Rule("metrics.hf", r"\{'(?:loss|grad_norm|eval_loss|train_loss)'", _hf),
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
-    Rule(
-        "metrics.generic",
-        r"(?:\b(?:step|global_step|iter|num_updates)\b[=: ]+\d+|\bloss\b ?[=:|]? ?[-+]?(?:\d|nan|inf)).*(?:loss|grad_norm|gnorm|loss_scale)",
-        _generic,
-    ),
+    Rule("metrics.fields", _TRIGGER, _fields),
 ]

@@ -33,7 +33,7 @@ MATCHES = [
      "collective_timeout", 1, {"seq": "808", "op": "ALLREDUCE", "timeout_ms": "600000"}),
     ("torch2.0-watchdog-timeout-tensorshape (§1.3)",
      "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, TensorShape=[1024], Timeout(ms)=1800000) ran for 1800514 milliseconds before timing out.",
-     "collective_timeout", None, {"seq": "12", "timeout_ms": "1800000"}),
+     "collective_timeout", 0, {"seq": "12", "timeout_ms": "1800000"}),
     ("torch2.3-cut-timeout (real-logs/036)",
      "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1573",
      "collective_timeout", 3, {"seq": "1573"}),

@@ -1,0 +1,83 @@
+"""The rank-resolution chain: which global rank a line speaks for, and how we know.
+
+Most specific first, each answer carrying its provenance (``rank_from``) into the
+evidence:
+
+1. ``prefix`` — the line's own prefix (``[rank3]:``, ``[default2]:`` mapped to a global
+   rank, a Slurm label, NCCL ``host:pid`` tied to a rank by a ``comm ... rank N`` line);
+2. ``path`` — the file the line is in (``rank_11.log``, torchrun ``attempt_0/3/``);
+3. ``message`` — the message names its own rank (``[Rank 1] ...``, ``... on rank 2``,
+   ``rank=3``, ``local_rank: 5``), never a peer's (``from rank 3``, ``peer rank 3``);
+4. ``launcher`` — inside torchrun's failure summary block for that rank.
+
+The weaker links (``block``: an untagged line pasted right above a rank-tagged
+traceback; ``launcher`` exits for silent deaths; ``gpu_index``: a single-node job's
+``GPU 1`` in an OOM message, marked inferred) need the whole job and are applied by the
+detect and correlate stages.
+"""
+
+from __future__ import annotations
+
+import re
+
+from detectors.parsers.base import FileState
+from detectors.prefixes import Prefixed
+
+__all__ = ["message_rank", "resolve_rank"]
+
+# "rank 3", "Rank: 3", "rank=3", "global rank 3", "local_rank: 5", "[Rank 1]", "RANK=2"
+_MSG_RANK = re.compile(
+    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])",
+    re.IGNORECASE,
+)
+# words that make the rank after them somebody else's
+_PEER_WORDS = ("from", "to", "peer", "src", "dst", "remote", "for", "with", "and", "of", "by", "than", "next", "prev")
+
+
+def message_rank(body: str) -> tuple[int | None, int | None]:
+    """(global rank, local rank) the message names as its own, if any."""
+    if "ank" not in body and "ANK" not in body:
+        return None, None
+    for m in _MSG_RANK.finditer(body):
+        before = body[max(0, m.start() - 12) : m.start()].rstrip(" [(").lower()
+        if before.endswith(_PEER_WORDS):
+            continue
+        n = int(m.group("n"))
+        if m.group("kind").lower().startswith("local"):
+            return None, n
+        return n, None
+    return None, None
+
+
+def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | None, str | None]:
+    """(global rank, local rank, provenance) for one prefix-stripped segment."""
+    rank = pre.rank
+    local = pre.local_rank
+    how: str | None = "prefix" if rank is not None else None
+    if rank is not None and local is not None:
+        state.local_to_global[local] = rank
+    if rank is None and local is not None and local in state.local_to_global:
+        rank, how = state.local_to_global[local], "prefix"
+    if rank is None and pre.host is not None and pre.pid is not None:
+        r = state.job.pid_rank.get((pre.host, pre.pid))
+        if r is not None:
+            rank, how = r, "prefix"
+    if rank is None and state.summary_ctx_rank is not None:
+        rank, how = state.summary_ctx_rank, "launcher"  # inside the launcher's summary block for that rank
+    if rank is None and state.rank is not None:
+        rank, how = state.rank, "path"
+    if rank is None and local is None:
+        g = pre.logging_rank
+        lr: int | None = None
+        if g is None:
+            g, lr = message_rank(pre.body)
+        if g is not None:
+            rank, how = g, "message"
+        elif lr is not None and state.local_rank is None:
+            local = lr
+            if lr in state.local_to_global:
+                rank, how = state.local_to_global[lr], "message"
+    if rank is None and local is None:
+        local = state.local_rank
+        how = "path" if local is not None else None
+    return rank, local, how
