@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = ["Incident", "incidents"]
 _SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
 _FATAL_CATEGORIES = {"crash", "distributed", "hardware", "memory"}
 _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
+_INITIAL_SCALES = {float(2**16), float(2**32), 128.0}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 
 
@@ -70,6 +72,8 @@ class _Correlator:
         self.ctx = st.context()
         self.extra: list[Finding] = []
         self.order = st.order
+        # non-finite grad norms the run recovered from (finite values after): skipped steps
+        self.recovered: list[SampleRec] = []
 
     # ----------------------------------------------------------------- helpers
     def resolve(self, rank: int | None, local: int | None) -> int | None:
@@ -107,11 +111,13 @@ class _Correlator:
         for key, rs in self.st.ranks.items():
             if rs.first_bad_loss:
                 loss_bad.append((key, rs.first_bad_loss))
-            if rs.first_bad_grad:
+            if rs.first_bad_grad and not rs.grad_recovered:
                 grad_bad.append((key, rs.first_bad_grad))
+            elif rs.first_bad_grad:
+                self.recovered.append(rs.first_bad_grad)
             if rs.first_bad_global:
                 global_bad.append((key, rs.first_bad_global))
-        if self.ctx.get("loss_scaling") or self.st.scale_moves:
+        if self.ctx.get("loss_scaling") or self.st.scale_moves or any(rs.dynamic_scale for rs in self.st.ranks.values()):
             # fp16 with a dynamic scaler: a non-finite grad norm is an overflow the scaler
             # skipped (its moves are judged by loss_scale()), not a NaN in the model
             grad_bad = []
@@ -172,7 +178,19 @@ class _Correlator:
         out: list[Finding] = []
         explicit = [f for f in self.st.findings if f.failure == "loss_scale_collapse"]
         if not moves and not explicit:
-            return self._skip_rate()
+            logged = [rs.scale_min for rs in self.st.ranks.values() if rs.scale_min is not None]
+            if logged and min(logged) < 1:
+                rec = min((rs.scale_min_rec for rs in self.st.ranks.values() if rs.scale_min_rec is not None),
+                          key=lambda r: r.order)
+                return [self.finding("loss_scale_collapse", None, rec.step, rec.time, [rec.source], overflows=0,
+                                     lowest_scale=min(logged), stuck_at_minimum=True, consecutive=0)]
+            skips = self._skip_rate()
+            if not skips and self.recovered and not any(
+                    rs.first_bad_loss or rs.first_bad_global for rs in self.st.ranks.values()):
+                first_rec = min(self.recovered, key=lambda r: r.order)
+                return [self.finding("loss_scale_warmup", None, first_rec.step, first_rec.time, [first_rec.source],
+                                     overflows=len(self.recovered), lowest_scale=None, recovered=True)]
+            return skips
         real = [m for m in moves if not m.hysteresis]
         scales = [m.to_scale for m in real if m.to_scale is not None]
         lowest = min(scales) if scales else None
@@ -182,7 +200,13 @@ class _Correlator:
         evidence = [m.source for m in (moves[:2] + moves[-3:] if len(moves) > 5 else moves)]
         first = moves[0] if moves else None
         last = moves[-1] if moves else None
-        if explicit or stuck or (lowest is not None and lowest <= 1) or (lowest is not None and lowest <= 8 and tail_run >= 3):
+        # the lowest scale any metric line logged: below 1 ("loss_scale 0.000", "grad scale 0")
+        # the scaler is pinned under its floor
+        logged = [rs.scale_min for rs in self.st.ranks.values() if rs.scale_min is not None]
+        pinned = bool(logged) and min(logged) < 1
+        every_step = _every_step_run(real)
+        if explicit or stuck or pinned or (lowest is not None and lowest <= 1) or (
+                lowest is not None and lowest <= 8 and every_step >= 3):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]
             run_start = real[-tail_run] if real and tail_run else last
@@ -192,11 +216,32 @@ class _Correlator:
                 _uniq(evidence), overflows=len(real), lowest_scale=lowest, stuck_at_minimum=stuck or bool(explicit),
                 consecutive=tail_run))
             return out
-        early = not steps or max(steps) <= 200
-        if (lowest is None or lowest >= 1024) and (early or tail_run < 3):
+        trend = _spacing_trend(real)
+        early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200
+        if not early and trend is None and real:
+            # no clock: the moves start at a framework's initial scale (2^16 torch/apex/
+            # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or came before
+            # any metric line — the start-up search
+            head0 = real[0]
+            start = head0.from_scale if head0.from_scale is not None else (
+                head0.to_scale * 2 if head0.to_scale is not None else None)
+            first_sample = self.st.first_sample_order
+            early = start in _INITIAL_SCALES or ((first_sample is None or head0.order < first_sample) and all(
+                m.step is None for m in real))
+        isolated = len(real) <= 3
+        if trend == "speeding" and lowest is not None and lowest <= 32:
+            run_start = real[-tail_run] if real and tail_run else last
+            out.append(self.finding(
+                "loss_scale_collapse", None, run_start.step if run_start else None, last.time if last else None,
+                _uniq(evidence), overflows=len(real), lowest_scale=lowest, stuck_at_minimum=False,
+                consecutive=tail_run, trend=trend))
+            return out
+        # the scaler calibrating: a high scale still, and overflows that thin out (or only a
+        # few, or all in the first steps) — judged on the spacing, not on a count alone
+        if (lowest is None or lowest >= 128) and (trend == "thinning" or isolated or (early and (lowest is None or lowest >= 1024))):
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
-                                    lowest_scale=lowest))
+                                    lowest_scale=lowest, trend=trend))
             return out
         out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
@@ -339,6 +384,14 @@ class _Correlator:
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()
+        if numeric and spikes and _precedes(spikes, numeric):
+            # a finite explosion came first: the NaN is its consequence, not the cause
+            for f in spikes:
+                f.severity = "critical"
+            for f in numeric:
+                f.role = Role.COLLATERAL
+            spikes += numeric
+            numeric = []
         exits = self.exits(own)
         fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and (
             self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
@@ -520,6 +573,56 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
         out.append(m)
     return out
+
+
+def _precedes(first: list[Finding], then: list[Finding]) -> bool:
+    """Did the earliest of ``first`` happen before the earliest of ``then`` (step clock, else order)?"""
+    a = min(first, key=lambda f: (f.step if f.step is not None else math.inf, f.order))
+    b = min(then, key=lambda f: (f.step if f.step is not None else math.inf, f.order))
+    if a.step is not None and b.step is not None:
+        return a.step < b.step
+    ea, eb = a.evidence[0], b.evidence[0]
+    return ea.path == eb.path and ea.line < eb.line
+
+
+def _spacing_trend(moves: list[ScaleMove]) -> str | None:
+    """How the gaps between successive overflows evolve: "thinning" (growing gaps: the
+    scaler is settling), "speeding" (shrinking gaps: heading for collapse), "steady", or
+    None when there are too few moves or no clock. Steps are the clock when every move
+    has its own step, else the lines' timestamps."""
+    if len(moves) < 4:
+        return None
+    steps = [m.step for m in moves]
+    times = [m.time for m in moves]
+    clock: list[float]
+    if all(s is not None for s in steps) and len(set(steps)) == len(steps):
+        clock = [float(s) for s in steps if s is not None]
+    elif all(t is not None for t in times):
+        clock = [float(t) for t in times if t is not None]
+    else:
+        return None
+    gaps = [max(b - a, 0.0) for a, b in itertools.pairwise(clock)]
+    inc = sum(b > a for a, b in itertools.pairwise(gaps))
+    dec = sum(b < a for a, b in itertools.pairwise(gaps))
+    head = gaps[:2]
+    if inc >= dec and gaps[-1] >= 3 * max(min(head), 1e-9):
+        return "thinning"
+    if dec >= inc and 3 * gaps[-1] <= max(head):
+        return "speeding"
+    return "steady"
+
+
+def _every_step_run(moves: list[ScaleMove]) -> int:
+    """Length of the final run of overflows on consecutive steps (every step overflowing);
+    0 when the moves carry no steps of their own (a count alone is not a trend)."""
+    run = 0
+    prev: int | None = None
+    for m in moves:
+        if m.step is None:
+            return 0
+        run = run + 1 if prev is not None and m.step - prev == 1 else 1
+        prev = m.step
+    return run
 
 
 def _final_run(moves: list[ScaleMove]) -> int:

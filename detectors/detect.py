@@ -73,16 +73,20 @@ class RankState:
     first_bad_loss: SampleRec | None = None
     first_bad_grad: SampleRec | None = None
     first_bad_global: SampleRec | None = None  # NaN seen in a reduced (global) metric
+    grad_recovered: SampleRec | None = None  # a finite grad norm (and loss) after first_bad_grad
+    dynamic_scale: bool = False  # a loss scale above 1 was logged: a dynamic scaler is at work
     spike: SampleRec | None = None
     explosion: SampleRec | None = None
     scale_last: float | None = None
+    scale_min: float | None = None  # lowest loss scale a metric line logged
+    scale_min_rec: SampleRec | None = None
     skipped_last: tuple[int | None, float] | None = None
     last: dict[str, float] = field(default_factory=dict)  # latest loss / grad_norm / loss_scale
     progress_wall: float | None = None  # wall time (read time) the step last advanced
     step_intervals: deque[float] = field(default_factory=lambda: deque(maxlen=64))
     skipped_total: int = 0
     nonfinite: Counter[str] = field(default_factory=Counter)
-    baseline: dict[str, tuple[float, float]] = field(default_factory=dict)  # metric → (median, MAD)
+    baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
 
 
 class JobState:
@@ -104,6 +108,7 @@ class JobState:
         self.seen_local: set[int] = set()
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
+        self.first_sample_order: int | None = None  # arrival order of the first metric line
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
 
@@ -314,34 +319,54 @@ class JobState:
                     st.first_bad_loss = rec
             elif st.first_bad_global is None:
                 st.first_bad_global = rec
-        if nonfinite(grad) and scale is None and st.first_bad_grad is None:
+        if scale is not None and math.isfinite(scale) and scale > 1:
+            st.dynamic_scale = True
+        if scale is not None and math.isfinite(scale) and (st.scale_min is None or scale < st.scale_min):
+            st.scale_min, st.scale_min_rec = scale, rec
+        if self.first_sample_order is None:
+            self.first_sample_order = order
+        if nonfinite(grad) and st.first_bad_grad is None:
             st.first_bad_grad = rec
+        elif (st.first_bad_grad is not None and st.grad_recovered is None and grad is not None
+              and math.isfinite(grad) and not bad_loss):
+            st.grad_recovered = rec  # the non-finite step was skipped: the model is fine
         self._baselines(st, rec)
         st.samples.append(rec)
 
     def _baselines(self, st: RankState, rec: SampleRec) -> None:
-        """Loss spikes and grad-norm explosions against a robust (median/MAD) baseline.
+        """Loss spikes and grad-norm explosions against a robust baseline of earlier samples.
 
-        The baseline (median and MAD of the last ``WINDOW`` samples) is refreshed every
-        ``BASELINE_EVERY`` samples, so the per-sample cost is one comparison.
+        With 20+ samples the baseline is the median and MAD of the last ``WINDOW`` samples,
+        refreshed every ``BASELINE_EVERY`` samples (one comparison per sample). Short series
+        (a pasted excerpt, a few logging windows) use the median of what came before, with
+        stricter ratios the fewer samples there are: 3+ samples and 3x (loss) / 10x (grad
+        norm), or a single earlier sample and 20x / 1000x.
         """
         if st.first_bad_loss is not None or st.first_bad_global is not None:
             return
-        if st.n_samples % BASELINE_EVERY == 0 or not st.baseline:
+        if st.n_samples % BASELINE_EVERY == 0 or not st.baseline or st.n_samples <= 24:
             st.baseline = {}
             for metric in ("loss", "grad_norm"):
                 vals = sorted(v for s in st.samples if (v := s.data.get(metric)) is not None and math.isfinite(v))
-                if len(vals) >= 20:
+                if vals:
                     med = vals[len(vals) // 2]
                     mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
-                    st.baseline[metric] = (med, mad)
-        for metric, ratio, attr in (("loss", 3.0, "spike"), ("grad_norm", 10.0, "explosion")):
+                    st.baseline[metric] = (med, mad, len(vals))
+        for metric, ratio, big, attr in (("loss", 3.0, 20.0, "spike"), ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
             v = rec.data.get(metric)
             if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
                 continue
-            med, mad = base
-            if med > 0 and v > med * ratio and v > med + 8 * max(mad, 1e-12):
+            med, mad, n = base
+            if med <= 0 or v - med < 0.25 * (1.0 if metric == "loss" else med):
+                continue
+            if n >= 20:
+                hit = v > med * ratio and v > med + 8 * max(mad, 1e-12)
+            elif n >= 3:
+                hit = v > med * ratio
+            else:
+                hit = v > med * big
+            if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
 

@@ -24,7 +24,7 @@ from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.events import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
-from detectors.prefixes import split_prefixes, split_progress
+from detectors.prefixes import split_prefixes, split_progress_postfix
 from detectors.ranks import resolve_rank
 from detectors.scanner import Scanner
 
@@ -55,6 +55,7 @@ class LogParser:
         self.scanner = Scanner(patterns, engine=engine)
         self._n_special = len(self.special)
         self._exc_id = len(patterns) - 1
+        self._postfix_rule = next((r for r in self.special if r.name == metrics.FIELDS_RULE), None)
 
     # ------------------------------------------------------------------ chunks and lines
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
@@ -93,9 +94,12 @@ class LogParser:
         source = Source(state.path, lineno, text[:MAX_EVIDENCE_CHARS])
         segments = text.split("\r")
         for raw in segments:
-            n, rest = split_progress(raw)
+            n, rest, post = split_progress_postfix(raw)
             if n is not None:
                 state.progress = n
+            if post and self._postfix_rule is not None and self._postfix_rule.regex.search(post):
+                # tqdm's postfix ("..., loss=nan, loss_scale=0.016]"): metrics of the bar's step
+                self._segment(post, source, state, [self._postfix_rule], [], False, out)
             if not rest.strip():
                 continue
             if rule_ids is not None and len(segments) > 1:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-__all__ = ["Prefixed", "split_prefixes", "split_progress"]
+__all__ = ["Prefixed", "split_prefixes", "split_progress", "split_progress_postfix"]
 
 
 @dataclass(slots=True)
@@ -220,23 +220,30 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
 # (the lookbehind keeps a long run of digits linear: `\d+it` is tried once per run, not per digit)
 _BAR = re.compile(
     r"(?:\d{1,3}%\|[^|\r\n]*\|\s*(?P<n>\d+)/(?P<total>\d+)|(?<!\d)(?P<n2>\d+)it) ?"
-    r"\[(?:\d+:)?\d+:\d\d(?:<(?:\d+:)?[\d:?]+)?(?:, *[^\]\r\n]*)?\]"
+    r"\[(?:\d+:)?\d+:\d\d(?:<(?:\d+:)?[\d:?]+)?(?:, *(?P<post>[^\]\r\n]*))?\]"
 )
 
 
 def split_progress(segment: str) -> tuple[int | None, str]:
+    n, rest, _post = split_progress_postfix(segment)
+    return n, rest
+
+
+def split_progress_postfix(segment: str) -> tuple[int | None, str, str | None]:
     """Remove tqdm progress bars from one ``\\r``-segment.
 
     Returns the last progress counter seen (``n`` of ``n/total``) and whatever text was
     glued after the last bar (often a log line printed while the bar was open).
     """
     if "|" not in segment and "it [" not in segment:
-        return None, segment  # no bar can be here (the common case: a cheap test first)
+        return None, segment, None  # no bar can be here (the common case: a cheap test first)
     n: int | None = None
     end = 0
+    post: str | None = None
     for m in _BAR.finditer(segment):
         n = int(m.group("n") or m.group("n2"))
         end = m.end()
+        post = m.group("post")
     if n is None:
-        return None, segment
-    return n, segment[end:]
+        return None, segment, None
+    return n, segment[end:], post

@@ -32,7 +32,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total"),
     "loss_scale": ("loss_scale", "loss scale", "loss-scale", "lossscale", "grad_scale", "grad scale",
-                   "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale", "scale"),
+                   "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale"),
     "lr": ("learning_rate", "learning rate", "lr"),
     "epoch": ("epoch",),
     "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss"),

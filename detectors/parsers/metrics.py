@@ -22,7 +22,9 @@ from detectors.events import EventKind
 from detectors.parsers.base import Rule, Segment
 from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract, parse_number
 
-__all__ = ["RULES", "parse_number"]
+__all__ = ["FIELDS_RULE", "RULES", "parse_number"]
+
+FIELDS_RULE = "metrics.fields"
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)"
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
@@ -131,5 +133,5 @@ def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
-    Rule("metrics.fields", _TRIGGER, _fields),
+    Rule(FIELDS_RULE, _TRIGGER, _fields),
 ]
