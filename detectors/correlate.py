@@ -72,6 +72,8 @@ class _Correlator:
         self.ctx = st.context()
         self.extra: list[Finding] = []
         self.order = st.order
+        # launcher exit codes the catalog explains (exit_codes: [-9] → rank_killed, ...)
+        self.exit_failures = {c: e.id for e in self.cat for c in e.exit_codes}
         # non-finite grad norms the run recovered from (finite values after): skipped steps
         self.recovered: list[SampleRec] = []
 
@@ -286,8 +288,9 @@ class _Correlator:
                 continue
             if rank is not None:
                 kw["rank_from"] = "launcher"
-            if code == -9:
-                out.append(self.finding("rank_killed", rank, ev.step, ev.time, [ev.source], **kw))
+            by_code = self.exit_failures.get(code)
+            if by_code is not None:
+                out.append(self.finding(by_code, rank, ev.step, ev.time, [ev.source], **kw))
             elif code > 0:
                 out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
                                         weak=True, **kw))
@@ -319,8 +322,9 @@ class _Correlator:
 
     # ----------------------------------------------------------------- hangs
     def hang(self, fatal: list[Finding]) -> list[Finding]:
-        reporters = {f.rank for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank is not None}
-        if not reporters:
+        reporters = {f.rank for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost")
+                     and f.rank is not None and not f.data.get("observed")}
+        if not reporters or any(f.failure == "rank_hang" and f.rank is not None for f in fatal):
             return []
         causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and f.priority > self.cat["rank_hang"].priority]
         if causes:

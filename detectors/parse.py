@@ -157,6 +157,8 @@ class LogParser:
                 data["pattern"] = fr.fp.description
                 if fr.fp.role:
                     data["role"] = fr.fp.role
+                if fr.fp.observed:
+                    data["observed"] = True
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
                 if fr.entry.rank_scope == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal

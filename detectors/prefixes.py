@@ -40,6 +40,8 @@ _VIEWER = re.compile(r"\[\d+\] (?=\S)")
 _CLOUD_TS = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{3,9}Z) ")
 _TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)?(?P<n>\d+)\]:")
 _SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
+# OpenMPI mpirun --tag-output: [jobid,rank]<stderr>: (the global rank in MPI_COMM_WORLD)
+_MPI = re.compile(r"\[\d+,(?P<n>\d+)\]<(?:stdout|stderr|stddiag)>:")
 _RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\]:\s?")
 _C10 = re.compile(
@@ -138,6 +140,11 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             continue
         if m and m.group("role") is None and m.end() < len(s):
             # a custom TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE like "[${rank}]:" (global)
+            p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _MPI.match(s, pos)
+        if m:
             p.rank = int(m.group("n"))
             pos = m.end()
             continue

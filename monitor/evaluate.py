@@ -35,7 +35,7 @@ CLASS_IDS: dict[str, frozenset[str]] = {
     "training_instability": frozenset({"loss_spike", "grad_norm_explosion"}),
     "bf16_unsupported": frozenset({"bf16_unsupported_gpu"}),
     "cuda_oom": frozenset({"cuda_oom"}),
-    "rank_crash": frozenset({"rank_killed", "rank_exception", "rank_segfault", "host_oom", "launcher_teardown"}),
+    "rank_crash": frozenset({"rank_killed", "rank_exception", "rank_segfault", "native_abort", "host_oom", "launcher_teardown"}),
     "rank_hang": frozenset({"rank_hang"}),
     "nccl_timeout_collateral": frozenset({"collective_timeout", "peer_connection_lost"}),
     "nccl_error": frozenset({"nccl_error", "nccl_version_mismatch"}),

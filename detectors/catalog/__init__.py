@@ -56,6 +56,9 @@ class Fingerprint(_Strict):
     description: str
     role: Literal["cause", "collateral", "benign"] | None = None
     example: str | None = None
+    # the line reports what the speaker saw happen elsewhere (another rank's timeout), not
+    # its own failure: a hang's culprit may be the rank that says it
+    observed: bool = False
 
     @field_validator("pattern")
     @classmethod

@@ -38,6 +38,7 @@ class FileState:
     summary_time: str | None = None
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     in_traceback: bool = False
+    pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
 
 
 @dataclass(slots=True)

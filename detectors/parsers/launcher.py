@@ -72,16 +72,78 @@ def _ds_exit(m: re.Match[str], seg: Segment) -> bool:
     if not em:
         return False
     lm = _DS_LOCAL.search(seg.body)
+    lr = int(lm.group("lr")) if lm else seg.file.pending_cmd_local  # the command wrapped onto earlier lines
+    seg.file.pending_cmd_local = None
     code = int(em.group("code"))
     seg.emit(
         EventKind.EXIT,
         data={
-            "local_rank": int(lm.group("lr")) if lm else None,
+            "local_rank": lr,
             "exitcode": code,
             "signal": signal_name(code),
             "pid": None,
             "reporter": "deepspeed",
             "trusted": False,  # the command shown is the last spawned one
+        },
+    )
+    return True
+
+
+def _ds_cmd(m: re.Match[str], seg: Segment) -> bool:
+    """DeepSpeed's sigkill_handler prints the command list first; a wrapped paste puts
+    ``exits with return code`` on a later line: remember the command's local rank."""
+    lm = _DS_LOCAL.search(seg.body)
+    if lm and not _DS_EXIT.search(seg.body):
+        seg.file.pending_cmd_local = int(lm.group("lr"))
+    return False
+
+
+# torch.distributed.launch (legacy) raises for the worker that failed, naming its command
+_LEGACY = re.compile(
+    r"CalledProcessError: Command '\[.{0,4000}?--local[_-]rank[= ](?P<lr>\d+).{0,4000}?\]' "
+    r"(?:died with <Signals\.(?P<sig>SIG\w+): (?P<signum>\d+)>|returned non-zero exit status (?P<status>\d+))"
+)
+
+
+def _legacy(m: re.Match[str], seg: Segment) -> bool:
+    lm = _LEGACY.search(seg.body)
+    if not lm:
+        return False
+    code = -int(lm.group("signum")) if lm.group("signum") else int(lm.group("status"))
+    seg.emit(
+        EventKind.EXIT,
+        data={
+            "local_rank": int(lm.group("lr")),
+            "exitcode": code,
+            "signal": lm.group("sig") or signal_name(code),
+            "pid": None,
+            "reporter": "torch.distributed.launch",
+            "trusted": True,  # the launcher raises for the process that failed
+        },
+    )
+    return True
+
+
+# torch.multiprocessing.spawn: the parent names the index of the process that died
+_SPAWN = re.compile(r"process (?P<idx>\d+) terminated with (?:signal (?P<sig>SIG[A-Z]+)|exit code (?P<code>\d+))")
+_SIGNUMS = {name: num for num, name in _SIGNALS.items()}
+
+
+def _spawn(m: re.Match[str], seg: Segment) -> bool:
+    sm = _SPAWN.search(seg.body)
+    if not sm:
+        return False
+    sig = sm.group("sig")
+    code = -_SIGNUMS.get(sig, 0) if sig else int(sm.group("code"))
+    seg.emit(
+        EventKind.EXIT,
+        data={
+            "local_rank": int(sm.group("idx")),
+            "exitcode": code,
+            "signal": sig,
+            "pid": None,
+            "reporter": "torch.multiprocessing.spawn",
+            "trusted": True,
         },
     )
     return True
@@ -142,6 +204,9 @@ RULES = [
     Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+", _failed),
     Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+", _teardown),
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
+    Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
+    Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
+    Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)", _spawn),
     Rule(
         "launcher.summary",
         r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$",

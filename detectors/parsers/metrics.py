@@ -111,7 +111,9 @@ def _megatron(m: re.Match[str], seg: Segment) -> bool:
     # A line whose iterations were all skipped (fp16 overflow) has no loss key at all
     # yet, which is not a NaN.
     skipped_only = values.get("skipped", 0) > 0
-    return _emit(seg, values, "global", loss_missing=not has_loss and not skipped_only)
+    # a line cut short (the end of a pasted excerpt) has lost its fields, not its loss
+    complete = seg.body.rstrip().endswith("|")
+    return _emit(seg, values, "global", loss_missing=complete and not has_loss and not skipped_only)
 
 
 # --- DeepSpeed --------------------------------------------------------------------------
