@@ -33,7 +33,9 @@ __all__ = ["Incident", "incidents"]
 _SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
 _FATAL_CATEGORIES = {"crash", "distributed", "hardware", "memory"}
 _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
-_INITIAL_SCALES = {float(2**16), float(2**32), 128.0}
+# the dynamic scalers' initial scales: torch GradScaler / apex / DeepSpeed 2^16, DeepSpeed
+# initial_scale_power 32, fairseq --fp16-init-scale 128
+_INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 
 
@@ -190,8 +192,12 @@ class _Correlator:
             if not skips and self.recovered and not any(
                     rs.first_bad_loss or rs.first_bad_global for rs in self.st.ranks.values()):
                 first_rec = min(self.recovered, key=lambda r: r.order)
-                return [self.finding("loss_scale_warmup", None, first_rec.step, first_rec.time, [first_rec.source],
-                                     overflows=len(self.recovered), lowest_scale=None, recovered=True)]
+                episodes = sum(rs.grad_episodes for rs in self.st.ranks.values() if rs.grad_recovered)
+                # one early window of skipped steps is the scaler calibrating; windows that
+                # keep coming back are overflows the run keeps paying for
+                failure = "loss_scale_warmup" if episodes <= 1 else "fp16_overflow_skips"
+                return [self.finding(failure, None, first_rec.step, first_rec.time, [first_rec.source],
+                                     overflows=episodes, lowest_scale=None, recovered=True)]
             return skips
         real = [m for m in moves if not m.hysteresis]
         scales = [m.to_scale for m in real if m.to_scale is not None]
@@ -220,16 +226,17 @@ class _Correlator:
             return out
         trend = _spacing_trend(real)
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200
-        if not early and trend is None and real:
-            # no clock: the moves start at a framework's initial scale (2^16 torch/apex/
-            # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or came before
-            # any metric line — the start-up search
+        if not early and real and trend != "speeding":
+            # start-up: the moves begin at a framework's initial scale (2^16 torch/apex/
+            # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or all of
+            # them came before the first metric line that counts steps
             head0 = real[0]
             start = head0.from_scale if head0.from_scale is not None else (
                 head0.to_scale * 2 if head0.to_scale is not None else None)
-            first_sample = self.st.first_sample_order
-            early = start in _INITIAL_SCALES or ((first_sample is None or head0.order < first_sample) and all(
-                m.step is None for m in real))
+            first_step = self.st.first_step_order
+            inits = _INITIAL_SCALES[None] | _INITIAL_SCALES.get(self.ctx.get("framework"), set())
+            early = (start in inits and trend is None) or (
+                first_step is not None and all(m.order < first_step for m in real))
         isolated = len(real) <= 3
         if trend == "speeding" and lowest is not None and lowest <= 32:
             run_start = real[-tail_run] if real and tail_run else last
@@ -240,7 +247,8 @@ class _Correlator:
             return out
         # the scaler calibrating: a high scale still, and overflows that thin out (or only a
         # few, or all in the first steps) — judged on the spacing, not on a count alone
-        if (lowest is None or lowest >= 128) and (trend == "thinning" or isolated or (early and (lowest is None or lowest >= 1024))):
+        above_floor = lowest is None or lowest > 1
+        if above_floor and (trend == "thinning" or early or (isolated and (lowest is None or lowest >= 128))):
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
                                     lowest_scale=lowest, trend=trend))

@@ -74,6 +74,8 @@ class RankState:
     first_bad_grad: SampleRec | None = None
     first_bad_global: SampleRec | None = None  # NaN seen in a reduced (global) metric
     grad_recovered: SampleRec | None = None  # a finite grad norm (and loss) after first_bad_grad
+    grad_episodes: int = 0  # separate runs of non-finite grad norms (each a skipped step, if recovered)
+    grad_bad_now: bool = False
     dynamic_scale: bool = False  # a loss scale above 1 was logged: a dynamic scaler is at work
     spike: SampleRec | None = None
     explosion: SampleRec | None = None
@@ -109,6 +111,7 @@ class JobState:
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
+        self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
 
@@ -325,6 +328,12 @@ class JobState:
             st.scale_min, st.scale_min_rec = scale, rec
         if self.first_sample_order is None:
             self.first_sample_order = order
+        if self.first_step_order is None and ev.step is not None:
+            self.first_step_order = order
+        if nonfinite(grad) and not st.grad_bad_now:
+            st.grad_episodes += 1
+        if grad is not None:
+            st.grad_bad_now = nonfinite(grad)
         if nonfinite(grad) and st.first_bad_grad is None:
             st.first_bad_grad = rec
         elif (st.first_bad_grad is not None and st.grad_recovered is None and grad is not None
@@ -352,13 +361,13 @@ class JobState:
                     med = vals[len(vals) // 2]
                     mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
                     st.baseline[metric] = (med, mad, len(vals))
-        for metric, ratio, big, attr in (("loss", 3.0, 20.0, "spike"), ("grad_norm", 10.0, 1000.0, "explosion")):
+        for metric, ratio, big, attr in (("loss", 3.0, 5.0, "spike"), ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
             v = rec.data.get(metric)
             if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
                 continue
             med, mad, n = base
-            if med <= 0 or v - med < 0.25 * (1.0 if metric == "loss" else med):
+            if med <= 0 or v - med < (1.0 if n < 3 else 0.25) * (1.0 if metric == "loss" else med):
                 continue
             if n >= 20:
                 hit = v > med * ratio and v > med + 8 * max(mad, 1e-12)

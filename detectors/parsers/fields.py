@@ -51,7 +51,7 @@ _NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._])"
 _FIELD = re.compile(
     rf"(?<![\w/.-])(?:{_EVAL_NS}|{_NS})?(?P<key>{_ALTS})(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
     r"(?![\w-])['\"]?"  # the key ends at a word boundary (loss_scale is not loss)
-    r"(?:\s{0,4}(?:[:=|]|\bis\b)\s{0,4}|\s{1,12})"  # separator: ":" "=" "|" "is" or spaces
+    r"(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})"  # separator: ":" "=" "|" "is" or spaces
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )

@@ -30,7 +30,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
 # flags or look-around: it must compile on every scan engine)
 _TRIGGER = (
-    r"(?:[Ll]oss|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,12}(?:[:=|]|is)?\s{0,4}['\"]?"
+    r"(?:[Ll]oss|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?)?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
 )
 
