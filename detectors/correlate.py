@@ -162,6 +162,32 @@ class _Correlator:
                                     metric="loss" if (key, r) in loss_bad else "grad_norm"))
         return out
 
+    def infer_from_gpu_index(self, base: list[Finding]) -> None:
+        """The weakest link of the rank chain: ``GPU 3`` in a rank-less error message.
+
+        Only on one node, only when nothing else in the logs names a rank for any cause,
+        only when one GPU failed, and only when the logs show a multi-GPU job (a world size
+        above 1, or several ranks): a bare OOM line, or a single-process job's ``GPU 0``,
+        names no rank. The answer is marked ``inferred``.
+        """
+        if self.st.multi_node or any(f.rank is not None and f.role is Role.CAUSE for f in base):
+            return
+        ws = self.world_size()
+        ranks_seen = len(self.st.seen_global | self.st.seen_local)
+        gpus = {f.data["gpu"] for f in base if f.rank is None and f.role is Role.CAUSE and f.data.get("gpu") is not None}
+        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1):
+            return  # several GPUs failed (no one initiator), or nothing shows a multi-GPU job
+        for f in base:
+            gpu = f.data.get("gpu")
+            if f.rank is not None or f.role is not Role.CAUSE or gpu is None or "local_rank" in f.data:
+                continue
+            idx = int(gpu)
+            if ws is not None and idx >= ws:
+                continue
+            f.rank = idx
+            f.data["rank_from"] = "gpu_index"
+            f.data["inferred"] = True
+
     def spikes(self) -> list[Finding]:
         out: list[Finding] = []
         for key, rs in self.st.ranks.items():
@@ -393,6 +419,7 @@ class _Correlator:
                 # read before that rank's step lines (another file): it happened after its last step
                 f.step = self.last_step(f.rank, f.data.get("local_rank"))
             own.setdefault(f.rank, []).append(f)
+        self.infer_from_gpu_index(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()

@@ -26,6 +26,7 @@ _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
+BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
 
 
 @dataclass(slots=True)
@@ -111,6 +112,8 @@ class JobState:
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
+        # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
+        self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
@@ -226,11 +229,22 @@ class JobState:
             self.teardowns.append(ev)
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
+        elif ev.kind is EventKind.BLOCK:
+            self._claim_block(ev)
         elif ev.kind is EventKind.RANKMAP:
             self.context_votes.setdefault("world_size", Counter())[ev.data["world_size"]] += 1
             lr = ev.data.get("local_rank")
             if lr is not None:
                 self.learn(lr, ev.data["rank"])
+
+    def _claim_block(self, ev: Event) -> None:
+        """A ``[rankN]:``-tagged traceback starts: a rank-less cause finding pasted at most
+        ``BLOCK_LINES`` lines above it in the same file is that rank's (``rank_from: block``)."""
+        pending = self._unranked.pop(ev.source.path, [])
+        for line, f in pending:
+            if 0 < ev.source.line - line <= BLOCK_LINES and f.rank is None and ev.rank is not None:
+                f.rank = ev.rank
+                f.data["rank_from"] = "block"
 
     def _match(self, ev: Event, order: int, step: int | None) -> None:
         failure = ev.failure or "rank_exception"
@@ -264,20 +278,23 @@ class JobState:
             data["local_rank"] = ev.local_rank
         if rank is not None:
             data["rank_from"] = "message" if "rank" in ev.data else ev.rank_from
-        self.findings.append(
-            Finding(
-                failure=failure,
-                role=role,
-                priority=entry.priority,
-                rank=rank,
-                step=step,
-                time=ev.time,
-                order=order,
-                evidence=[ev.source],
-                severity=entry.severity,
-                data=data,
-            )
+        finding = Finding(
+            failure=failure,
+            role=role,
+            priority=entry.priority,
+            rank=rank,
+            step=step,
+            time=ev.time,
+            order=order,
+            evidence=[ev.source],
+            severity=entry.severity,
+            data=data,
         )
+        self.findings.append(finding)
+        if rank is None and ev.local_rank is None and role is Role.CAUSE:
+            pend = self._unranked.setdefault(ev.source.path, [])
+            pend.append((ev.source.line, finding))
+            del pend[:-4]
 
     def _sample(self, st: RankState, ev: Event, order: int) -> None:
         d = ev.data

@@ -22,6 +22,7 @@ class EventKind(StrEnum):
     CONTEXT = "context"  # job context: precision, loss scaling, gpu, framework, world size
     RANKMAP = "rankmap"  # a line that ties a host/pid/device to a global rank
     PROGRESS = "progress"  # a progress counter (tqdm n/total) without metrics
+    BLOCK = "block"  # a rank-tagged block (a traceback) starts here: an untagged line just above is that rank's
 
 
 class Role(StrEnum):

@@ -40,7 +40,8 @@ class _FpRule:
     regex: re.Pattern[str]
 
 
-_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE]
+_SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
+                        exceptions.BLOCK_RULE]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 

@@ -15,7 +15,7 @@ import re
 from detectors.events import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["EXCEPTION_RULE", "RANKMAP_RULE", "RULES"]
+__all__ = ["BLOCK_RULE", "EXCEPTION_RULE", "RANKMAP_RULE", "RULES"]
 
 _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure)))(?::\s*(?P<msg>.*)|\s*$)"
@@ -75,7 +75,14 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _block(m: re.Match[str], seg: Segment) -> bool:
+    if seg.rank is not None and seg.rank_from == "prefix":
+        seg.emit(EventKind.BLOCK)
+    return False
+
+
+BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _block)
 RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", _rankmap)
 # the fallback: run only when no specialised rule or fingerprint explained the line
 EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure)(?::|\s*$)|Fatal Python error: ", _exception)
-RULES = [RANKMAP_RULE, EXCEPTION_RULE]
+RULES = [RANKMAP_RULE, BLOCK_RULE, EXCEPTION_RULE]

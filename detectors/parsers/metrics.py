@@ -74,6 +74,9 @@ def _scope(body: str, values: dict[str, float]) -> str:
     return "local"
 
 
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss|LOSS)['\"]?\s{0,2}[:=]")
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     values = extract(body)
@@ -81,9 +84,11 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
     if not metrics:
         return False
     if "step" not in values and len(values) < 2:
-        # a lone value needs to say something: "loss is nan" does, "scale: 2" does not
-        v = values[next(iter(metrics))]
-        if math.isfinite(v) or "loss_scale" in metrics:
+        # a lone value needs to say something: "loss is nan" does, a keyed "loss: 0.81"
+        # (Keras, plain prints) does, a bare "scale: 2" does not
+        key = next(iter(metrics))
+        v = values[key]
+        if key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body)):
             return False
     return _emit(seg, values, _scope(body, values))
 
