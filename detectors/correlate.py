@@ -20,12 +20,11 @@ import contextlib
 import hashlib
 import itertools
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-from detectors.detect import JobState, RankKey, SampleRec, ScaleMove
-from detectors.events import Finding, Role, Source
+from detectors.detect import JobState
 from detectors.gpus import compute_capability
+from detectors.model import Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -37,23 +36,6 @@ _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
 # initial_scale_power 32, fairseq --fp16-init-scale 128
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
-
-
-@dataclass
-class Incident:
-    id: str
-    failure: str
-    severity: str
-    title: str
-    hardware: bool
-    rank: int | None
-    step: int | None
-    time: float | None
-    evidence: list[Source]
-    collateral: list[dict[str, Any]]
-    narrative: list[str]
-    data: dict[str, Any] = field(default_factory=dict)
-    status: str = "final"
 
 
 def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:

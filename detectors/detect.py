@@ -15,48 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
-from detectors.events import Event, EventKind, Finding, Role, Source
-from detectors.symptoms import SymptomTrack
+from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, key_of
+from detectors.tracks import SymptomTrack
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
-RankKey = tuple[str, int] | None  # ("g", global) | ("l", local) | None (unknown)
 
 _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
-
-
-@dataclass(slots=True)
-class SampleRec:
-    step: int | None
-    order: int
-    time: float | None
-    source: Source
-    data: dict[str, Any]
-
-
-@dataclass(slots=True)
-class ScaleMove:
-    """The loss scale went down (an overflow skipped a step), as far as the logs say."""
-
-    step: int | None
-    order: int
-    time: float | None
-    source: Source
-    from_scale: float | None
-    to_scale: float | None
-    hysteresis: bool = False
-
-
-def key_of(rank: int | None, local: int | None) -> RankKey:
-    if rank is not None:
-        return ("g", rank)
-    if local is not None:
-        return ("l", local)
-    return None
 
 
 def nonfinite(v: Any) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
-from detectors.events import Event, EventKind, Source
+from detectors.model import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress_postfix

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from detectors.events import Event, EventKind, Source
+from detectors.model import Event, EventKind, Source
 from detectors.prefixes import Prefixed
 
 __all__ = ["FileState", "JobParseState", "Rule", "Segment"]

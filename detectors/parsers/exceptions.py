@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.events import EventKind
+from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
 __all__ = ["BLOCK_RULE", "EXCEPTION_RULE", "RANKMAP_RULE", "RULES"]

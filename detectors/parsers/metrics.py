@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 
-from detectors.events import EventKind
+from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract, parse_number
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import re
 
-from detectors.events import Event, EventKind
+from detectors.model import Event, EventKind
 from detectors.parsers.base import Rule, Segment
 from detectors.parsers.metrics import parse_number
 
