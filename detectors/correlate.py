@@ -355,7 +355,8 @@ class _Correlator:
                     speaking.add(r)
         known = speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
         ws = self.world_size()
-        candidates = sorted(known - reporters)
+        # a rank that printed a traceback is dying of its own error, not hanging silently
+        candidates = sorted(known - reporters - self.st.traceback_ranks)
         inferred = False
         if not candidates and ws and len(reporters) == ws - 1:
             candidates = sorted(set(range(ws)) - reporters)

@@ -81,6 +81,7 @@ class JobState:
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
+        self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
@@ -200,6 +201,8 @@ class JobState:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
         elif ev.kind is EventKind.BLOCK:
             self._claim_block(ev)
+            if ev.rank is not None:
+                self.traceback_ranks.add(ev.rank)
         elif ev.kind is EventKind.RANKMAP:
             self.context_votes.setdefault("world_size", Counter())[ev.data["world_size"]] += 1
             lr = ev.data.get("local_rank")
@@ -237,6 +240,8 @@ class JobState:
             rank = int(ev.data["rank"])  # the message names the global rank itself
             self.seen_global.add(rank)
         role = Role(ev.data.get("role", entry.role))
+        if ev.data.get("observed") and role is Role.CAUSE and "rank" not in ev.data:
+            rank = None  # the speaker reports a failure elsewhere (a remote peer): not its own
         if entry.rank_scope == "job":
             rank = None  # e.g. the overflow flag is all-reduced: no rank can be named
         if len(self.findings) >= MAX_FINDINGS:

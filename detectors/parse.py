@@ -161,7 +161,7 @@ class LogParser:
                 if fr.fp.observed:
                     data["observed"] = True
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
-                if fr.entry.rank_scope == "job":
+                if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
                     ev.rank_from = None
                     data.pop("rank", None)

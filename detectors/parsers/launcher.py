@@ -118,7 +118,7 @@ def _legacy(m: re.Match[str], seg: Segment) -> bool:
             "signal": lm.group("sig") or signal_name(code),
             "pid": None,
             "reporter": "torch.distributed.launch",
-            "trusted": True,  # the launcher raises for the process that failed
+            "trusted": False,  # the command shown is the last spawned one (a leftover loop variable), not the failed one
         },
     )
     return True
