@@ -287,8 +287,9 @@ class _Correlator:
             d = ev.data
             code = d["exitcode"]
             rank = self.resolve(ev.rank, d.get("local_rank"))
-            if ev.step is None and rank is not None:
-                ev.step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step
+            step = ev.step
+            if step is None and rank is not None:
+                step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step (state is not touched)
             if not d.get("trusted") and ds_kills != 1:
                 rank = None  # DeepSpeed names the last-started command, not the failed rank
             sig = d.get("signal")
@@ -300,20 +301,20 @@ class _Correlator:
                     if f.role is Role.CAUSE:
                         f.evidence.append(ev.source)
                         break
-                out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
             if rank is not None:
                 kw["rank_from"] = "launcher"
             by_code = self.exit_failures.get(code)
             if by_code is not None:
-                out.append(self.finding(by_code, rank, ev.step, ev.time, [ev.source], **kw))
+                out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
             elif code > 0:
-                out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
+                out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
                                         weak=True, **kw))
             elif sig in _COLLATERAL_SIGNALS or code in (-6, -15, -2, -1):
-                out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code < 0:
-                out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], **kw))
+                out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], **kw))
         # untagged exception text + exactly one failed worker with a positive exit code
         if len(positive) == 1:
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
