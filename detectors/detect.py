@@ -25,6 +25,7 @@ _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
+MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
 
 
@@ -62,7 +63,7 @@ class RankState:
 
 
 class JobState:
-    def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = 65536) -> None:
+    def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = MAX_RANKS) -> None:
         self.job = job
         self.max_ranks = max_ranks  # distinct ranks with their own state; beyond it → the rank-less bucket
         self.catalog = catalog or load_catalog()
@@ -155,6 +156,8 @@ class JobState:
         """Fold one event in. ``now`` is the wall time the line was read (live only)."""
         self.order += 1
         order = self.order
+        if ev.data.get("implausible_rank"):
+            self.dropped["implausible_rank"] += 1  # the parser refused a rank far outside the job's size
         if ev.rank is not None:
             if len(self.seen_global) < self.max_ranks:
                 self.seen_global.add(ev.rank)

@@ -136,6 +136,7 @@ class LogParser:
         out: list[Event],
     ) -> None:
         pre = split_prefixes(rest, state.year)
+        dropped_before = state.job.implausible
         rank, local, rank_from = resolve_rank(pre, state)
         seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)
         first = len(out)
@@ -170,6 +171,9 @@ class LogParser:
             m = _EXCEPTION.regex.search(seg.body)
             if m is not None:
                 _EXCEPTION.handle(m, seg)
+        if state.job.implausible != dropped_before:
+            for ev in out[first:]:
+                ev.data["implausible_rank"] = True  # detect counts it as a drop
         if state.progress is not None:
             for ev in out[first:]:
                 ev.data.setdefault("progress", state.progress)

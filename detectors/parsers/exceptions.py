@@ -58,7 +58,11 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
     if not cm:
         return False
     rank = int(cm.group("rank"))
+    nranks = int(cm.group("n"))
     pre = seg.pre
+    job = seg.file.job
+    if nranks > job.trusted_ws and nranks < 1 << 20:
+        job.trusted_ws = nranks
     if pre.host is not None and pre.pid is not None:
         seg.file.job.pid_rank[(pre.host, pre.pid)] = rank
     seg.rank = rank

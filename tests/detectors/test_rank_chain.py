@@ -79,3 +79,28 @@ def test_block_events_only_from_tagged_tracebacks() -> None:
     fs = FileState("c.log", year=2026)
     assert [e.kind for e in default_parser().parse_line("[rank2]: Traceback (most recent call last):", 1, fs)] == [EventKind.BLOCK]
     assert default_parser().parse_line("Traceback (most recent call last):", 2, fs) == []
+
+
+def test_made_up_rank_prefixes_do_not_create_ranks_or_move_the_verdict() -> None:
+    """issue #14 defect 12: 20,000 lines with distinct fake ``[rankN]:`` prefixes in one file of
+    a 4-rank job (per-rank files): the ranks stay bounded, the verdict stays on the real rank."""
+    st = JobState(job="t")
+    jps = JobParseState()
+    for r in range(4):
+        fs = FileState(f"rank_{r}.log", rank=r, year=2026, job=jps)
+        st.note_file(r, None)
+        lines = [f"step {s} | loss {2.0 - s / 100:.3f}" for s in range(1, 6)]
+        if r == 2:
+            lines.append("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+        for i, line in enumerate(lines, 1):
+            for ev in default_parser().parse_line(line, i, fs):
+                st.add(ev)
+    fs = FileState("rank_3.log", rank=3, year=2026, job=jps)
+    for i in range(20_000):
+        for ev in default_parser().parse_line(f"[rank{100_000 + i}]: RuntimeError: CUDA error: out of memory", 100 + i, fs):
+            st.add(ev)
+    assert max(st.seen_global) < 100
+    assert st.dropped["implausible_rank"] == 20_000
+    rep = build_report(st)
+    assert rep["incidents"][0]["initiator"]["rank"] in (2, 3)
+    assert all(i["initiator"]["rank"] is None or i["initiator"]["rank"] < 4 for i in rep["incidents"])
