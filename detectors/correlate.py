@@ -208,7 +208,7 @@ class _Correlator:
                                      overflows=episodes, lowest_scale=None, recovered=True)]
             return skips
         real = [m for m in moves if not m.hysteresis]
-        scales = [m.to_scale for m in real if m.to_scale is not None]
+        scales = [v for m in real for v in (m.to_scale, m.from_scale) if v is not None]
         lowest = min(scales) if scales else None
         steps = [m.step for m in real if m.step is not None]
         stuck = any(m.from_scale is not None and m.to_scale is not None and m.from_scale == m.to_scale for m in real)
