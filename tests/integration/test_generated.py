@@ -281,3 +281,12 @@ def test_checker_catches_what_the_daemon_does_not_export(exported: dict[str, set
     assert _check_expr("x", "rate(rankwatch_losses_total[5m])", known)
     assert _check_expr("x", "frobnicate(rankwatch_loss)", known)
     assert not _check_expr("x", 'sum by (job, rank) (rate(rankwatch_skipped_steps_total{job=~"$job"}[$__rate_interval]))', known)
+
+
+def test_exporter_exports_exactly_the_metric_table(exported: dict[str, set[str]]) -> None:
+    """One table for both sides: a metric the daemon exports is in monitor/metric_table.py
+    (which the kit documents and checks against), and the reverse."""
+    from monitor.metric_table import METRICS
+
+    table = {m.sample_name: set(m.labels) for m in METRICS}
+    assert {n: labels for n, labels in exported.items() if n != "up"} == table
