@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from detectors.catalog import Catalog
-from monitor.kit.options import ALERTS_FILE, DAEMON_PAGE, RECORDING_FILE, Options, alert_name, duration
+from monitor.kit.options import DAEMON_PAGE, Options, alert_name, duration
 from monitor.kit.render import yaml_template
 
 __all__ = [
@@ -79,10 +79,14 @@ def alerting_entries(cat: Catalog) -> list[Any]:
 
 
 def alert_rules(cat: Catalog, opts: Options) -> RuleFile:
+    def runbook(page: str, anchor: str = "") -> str:
+        """A catalog page, the sidecar's page, or the index when the catalog lost that failure."""
+        return opts.runbook(page if page in cat or page == DAEMON_PAGE else "README", anchor)
+
     raw = yaml_template(
         "alerts.yml.j2", entries=alerting_entries(cat), known=sorted(e.id for e in cat), o=opts,
         incident_keys=INCIDENT_KEYS, alert_name=alert_name, duration=duration, daemon_page=DAEMON_PAGE,
-        runbook=opts.runbook,
+        runbook=runbook,
     )
     return RuleFile.model_validate(raw)
 
@@ -99,9 +103,3 @@ def prometheus_rule(alerts: RuleFile, recording: RuleFile) -> dict[str, Any]:
         "spec": {"groups": [*alerts.dump()["groups"], *recording.dump()["groups"]]},
     }
 
-
-HEADERS = {
-    ALERTS_FILE: "Source of truth: the failure catalog. Runbook base URL: {url}\n"
-                 "(set yours with `rankwatch generate --runbook-url URL`).",
-    RECORDING_FILE: "",
-}

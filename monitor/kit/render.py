@@ -29,24 +29,24 @@ def go_label(name: str, default: str | None = None) -> str:
     return f"{{{{ or $labels.{name} {json.dumps(default)} }}}}"
 
 
-def _env(delims: tuple[str, str, str, str, str, str] | None = None) -> jinja2.Environment:
+def _env(block: tuple[str, str] = ("{%", "%}"), variable: tuple[str, str] = ("{{", "}}"),
+         comment: tuple[str, str] = ("{#", "#}")) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("monitor.kit", "templates"),
+        block_start_string=block[0], block_end_string=block[1],
+        variable_start_string=variable[0], variable_end_string=variable[1],
+        comment_start_string=comment[0], comment_end_string=comment[1],
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         autoescape=False,  # YAML and Markdown, not HTML
     )
-    if delims:
-        (env.block_start_string, env.block_end_string, env.variable_start_string, env.variable_end_string,
-         env.comment_start_string, env.comment_end_string) = delims
     env.filters["go"] = go_literal
-    env.filters["one_line"] = lambda s: " ".join(str(s).split())
     env.filters["format_code"] = lambda v: f"`{v}`"
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.globals["label"] = go_label
     return env
 
 
-_YAML = _env(("[%", "%]", "[[", "]]", "[#", "#]"))
+_YAML = _env(("[%", "%]"), ("[[", "]]"), ("[#", "#]"))
 _MD = _env()
 
 

@@ -150,3 +150,17 @@ def test_metric_table_is_what_the_kit_documents() -> None:
     page = (REPO / kit.RUNBOOK_DIR / "rankwatch-daemon.md").read_text()
     for m in METRICS:
         assert f"| `{m.sample_name}` | {m.type} |" in page
+
+
+@needs("promtool")
+def test_a_deployment_with_its_own_scrape_job_and_runbook_url_still_passes(tmp_path: Path) -> None:
+    opts = kit.Options(runbook_url="https://wiki.example.com/rankwatch/runbooks/", scrape_job="sidecars")
+    files = kit.generate(opts=opts)
+    kit.write(tmp_path, files)
+    alerts = {r["alert"]: r for g in yaml.safe_load(files[kit.ALERTS_FILE])["groups"] for r in g["rules"]}
+    assert alerts["RankwatchDown"]["expr"] == 'up{job="sidecars"} == 0'
+    assert alerts["RankwatchRankHang"]["annotations"]["runbook_url"] == "https://wiki.example.com/rankwatch/runbooks/rank_hang.md"
+    tests = sorted(p.name for p in (tmp_path / kit.TESTS_DIR).glob("*.test.yml"))
+    r = _promtool("test", "rules", *tests, cwd=tmp_path / kit.TESTS_DIR)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert r.stdout.count("SUCCESS") == len(tests) == 4
