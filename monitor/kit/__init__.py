@@ -32,6 +32,7 @@ from monitor.kit.options import (
 from monitor.kit.promtool import promtool_tests
 from monitor.kit.render import dump_yaml
 from monitor.kit.runbooks import runbooks
+from monitor.kit.usage import check_metrics
 
 __all__ = [
     "ALERTS_FILE", "DASHBOARD_DIR", "DEFAULT_RUNBOOK_URL", "MARK", "PROMETHEUSRULE_FILE", "RECORDING_FILE",
@@ -54,5 +55,7 @@ def generate(catalog: Catalog | None = None, opts: Options | None = None) -> dic
     for name, (header, content) in promtool_tests(cat, alerts, opts).items():
         files[f"{TESTS_DIR}/{name}"] = dump_yaml(f"{MARK}\n{header}", content)
     files.update(runbooks(cat, alerts, opts))
-    files.update(dashboards(cat, opts))
+    boards = dashboards(cat, opts)
+    check_metrics([alerts, recording], boards.values())
+    files.update(boards)
     return files

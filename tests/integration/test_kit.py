@@ -164,3 +164,13 @@ def test_a_deployment_with_its_own_scrape_job_and_runbook_url_still_passes(tmp_p
     r = _promtool("test", "rules", *tests, cwd=tmp_path / kit.TESTS_DIR)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert r.stdout.count("SUCCESS") == len(tests) == 4
+
+
+def test_the_kit_only_uses_metrics_of_the_table() -> None:
+    from monitor.kit.usage import KitError, check_metrics, unknown_metrics
+
+    assert unknown_metrics(["job:rankwatch_incidents_open:count", "rate(rankwatch_lines_total[5m])"]) == set()
+    assert unknown_metrics(['sum(rankwatch_gpu_temp{job="j"})']) == {"rankwatch_gpu_temp"}
+    board = json.dumps({"panels": [{"targets": [{"expr": "rankwatch_losses_total"}]}]})
+    with pytest.raises(KitError, match="rankwatch_losses_total"):
+        check_metrics([], [board])
