@@ -124,7 +124,12 @@ class _Correlator:
             first_step = loss_bad[0][1].step
             same = [kr for kr in loss_bad if kr[1].step == first_step] if first_step is not None else loss_bad[:1]
             earlier_grad = [kr for kr in grad_bad if first_step is not None and kr[1].step is not None and kr[1].step < first_step]
-            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None:
+            # only one rank prints metrics in a multi-rank job (rank-zero-only logging): its
+            # loss says nothing about which rank went bad first
+            loggers = {k for k, rs in self.st.ranks.items() if k is not None and rs.n_samples}
+            others = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+            zero_only = len(loggers) == 1 and others
+            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None and not zero_only:
                 initiator = same[0]
         all_bad = loss_bad + grad_bad + global_bad
         all_bad.sort(key=lambda kr: clock(kr[1]))

@@ -34,7 +34,7 @@ def plausible(rank: int, trusted_ws: int) -> bool:
 
 # "rank 3", "Rank: 3", "rank=3", "global rank 3", "local_rank: 5", "[Rank 1]", "RANK=2"
 _MSG_RANK = re.compile(
-    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])",
+    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)['\"]?(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])",
     re.IGNORECASE,
 )
 # words that make the rank after them somebody else's

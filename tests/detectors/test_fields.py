@@ -103,3 +103,8 @@ def test_reduced_views_are_global() -> None:
     assert _samples("{'loss': 2.1, 'grad_norm': nan, 'epoch': 0.1}")[0].data["scope"] == "global"
     assert _samples("| epoch 027 | loss 6.343 | num_updates 10198 | loss_scale 0.000 |")[0].data["scope"] == "global"
     assert _samples("step 3 loss nan")[0].data["scope"] == "local"
+
+
+def test_json_lines_with_a_rank_field_are_that_ranks() -> None:
+    (ev,) = _samples('{"time": "2026-12-02T13:15:05Z", "level": "INFO", "rank": 2, "step": 6, "loss": NaN}')
+    assert ev.rank == 2 and ev.data["scope"] == "local" and ev.step == 6

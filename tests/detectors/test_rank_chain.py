@@ -104,3 +104,15 @@ def test_made_up_rank_prefixes_do_not_create_ranks_or_move_the_verdict() -> None
     rep = build_report(st)
     assert rep["incidents"][0]["initiator"]["rank"] in (2, 3)
     assert all(i["initiator"]["rank"] is None or i["initiator"]["rank"] < 4 for i in rep["incidents"])
+
+
+def test_rank_zero_only_logging_names_no_rank() -> None:
+    """Lightning / accelerate print metrics on rank 0 only: a NaN there is the job's, rank unknown."""
+    head = ("[rank0]: Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n"
+            "[rank0]: All distributed processes registered. Starting with 4 processes\n")
+    steps = "".join(f"[rank0]: Epoch 0: step {s} train_loss={'nan' if s >= 6 else f'{2 - s / 20:.3f}'}\n" for s in range(1, 11))
+    top = report(head + steps)["incidents"][0]
+    assert top["failure"] == "nonfinite_loss" and top["initiator"]["rank"] is None and top["initiator"]["step"] == 6
+    # the same lines from a single-process job: rank 0 is the only rank, and it is named
+    alone = report(steps)["incidents"][0]
+    assert alone["initiator"]["rank"] == 0
