@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import subprocess
 import sys
@@ -39,9 +40,9 @@ def start() -> tuple[subprocess.Popen[str], str]:
 
 async def post(session: aiohttp.ClientSession, url: str, form: aiohttp.FormData) -> dict:
     async with session.post(url + "api/diagnose", data=form) as r:
-        body = await r.json()
-        assert r.status == 200, body
-        return body
+        text = await r.text()
+        assert r.status == 200, text
+        return json.loads(text.splitlines()[-1])["result"]  # NDJSON: progress lines, then the result
 
 
 def paste_form(text: str) -> aiohttp.FormData:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,9 @@ def _read_error_json(lf: LogFile, parser: LogParser, fstate: FileState, state: J
             state.add(ev)
 
 
-def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) -> tuple[int, int]:
+def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState,
+                progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Feed one file to the engine; ``progress`` is told the size of each chunk read."""
     reader = ChunkReader()
     nbytes = 0
     while True:
@@ -62,6 +65,8 @@ def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) 
         if not data:
             break
         nbytes += len(data)
+        if progress is not None:
+            progress(len(data))
         buf, first = reader.feed(data)
         if buf:
             for ev in parser.parse_chunk(buf, first, fstate):
@@ -85,8 +90,9 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
 
 def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: str | None = None,
                    base: DiagnoseResult | None = None, baseline: list[str] | None = None,
-                   expect_speedup: float | None = None) -> DiagnoseResult:
-    """Diagnose files already found (on disk, or in memory: ``LogFile.data``) as one job named ``name``."""
+                   expect_speedup: float | None = None, progress: Callable[[int], None] | None = None) -> DiagnoseResult:
+    """Diagnose files already found (on disk, or in memory: ``LogFile.data``) as one job named
+    ``name``; ``progress`` is told the number of bytes of each chunk as it is read."""
     parser = default_parser(engine)
     state = JobState(job=name)
     jps = JobParseState()
@@ -101,7 +107,7 @@ def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: st
             continue
         try:
             with io.BytesIO(lf.data) if lf.data is not None else lf.path.open("rb") as fh:
-                n, lines = feed_stream(fh, parser, fstate, state)
+                n, lines = feed_stream(fh, parser, fstate, state, progress)
         except OSError as exc:
             notes.append(f"could not read {lf.display}: {exc.strerror or exc}")
             continue

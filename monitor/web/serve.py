@@ -1,8 +1,8 @@
 """``rankwatch serve``: a page on this machine where logs are pasted or dropped and diagnosed.
 
 Routes: ``GET /`` the page; ``GET /static/{name}`` its script and style; ``GET /api/limits``;
-``POST /api/diagnose`` (multipart: pasted ``text``, or ``path`` + ``file`` pairs) → the
-diagnosis as JSON plus the id of its rendered report; ``GET /report/{id}.html`` (the same
+``POST /api/diagnose`` (multipart: pasted ``text``, or ``path`` + ``file`` pairs) → progress
+lines, then the diagnosis as JSON plus the id of its rendered report (NDJSON); ``GET /report/{id}.html`` (the same
 HTML as ``diagnose --format html``; ``?redact=1`` the ``--redact`` version, ``&download=1``
 as an attachment) and ``GET /report/{id}.md``. Uploads are held in memory only, bounded by
 ``max_bytes``; diagnoses run in a worker thread (at most two at a time) so the page stays
@@ -12,6 +12,7 @@ responsive.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from monitor.web.results import Result, Results
 from monitor.web.uploads import PASTE_NAME, UploadError, read_upload
 
 __all__ = ["ServeOptions", "make_app", "run_server"]
+
+PROGRESS_EVERY = 0.25  # seconds between progress lines of a long diagnosis
 
 
 @dataclass
@@ -49,10 +52,11 @@ def job_name(paths: list[str]) -> str:
     return "dropped logs"
 
 
-def diagnose_upload(items: list[tuple[str, bytes]]) -> tuple[Result, dict[str, Any]]:
+def diagnose_upload(items: list[tuple[str, bytes]],
+                    progress: Callable[[int], None] | None = None) -> tuple[Result, dict[str, Any]]:
     files, notes = from_memory(items)
     t0 = time.perf_counter()
-    res = diagnose_files(files, notes, job_name([p for p, _ in items]))
+    res = diagnose_files(files, notes, job_name([p for p, _ in items]), progress=progress)
     meta = {"files": len(files), "bytes": res.bytes_read, "lines": res.lines,
             "seconds": round(time.perf_counter() - t0, 3)}
     return Result(res.report, res.state), meta
@@ -71,16 +75,30 @@ def make_app(opts: ServeOptions) -> web.Application:
     async def limits(request: web.Request) -> web.Response:
         return web.json_response({"max_bytes": opts.max_bytes, "max_files": opts.max_files})
 
-    async def diagnose(request: web.Request) -> web.Response:
+    async def diagnose(request: web.Request) -> web.StreamResponse:
+        """Answers NDJSON: ``{"progress": {"bytes", "total"}}`` lines while the diagnosis runs
+        (the page shows them), then one ``{"result": …}`` line."""
         try:
             up = await read_upload(request, opts.max_bytes, opts.max_files)
         except UploadError as exc:
             return web.json_response({"error": str(exc)}, status=exc.status)
+        resp = web.StreamResponse(headers={"Content-Type": "application/x-ndjson; charset=utf-8",
+                                           "Cache-Control": "no-store"})
+        await resp.prepare(request)
+        done = _Counter()
+        total = sum(len(d) for _, d in up.items)
+        await resp.write(_line({"progress": {"bytes": 0, "total": total}}))  # received; diagnosing
         async with busy:
-            result, meta = await asyncio.to_thread(diagnose_upload, up.items)
+            work = asyncio.ensure_future(asyncio.to_thread(diagnose_upload, up.items, done))
+            while not work.done():
+                await asyncio.wait({work}, timeout=PROGRESS_EVERY)
+                if not work.done():
+                    await resp.write(_line({"progress": {"bytes": done.n, "total": total}}))
+            result, meta = work.result()
         rid = results.add(result)
-        return web.json_response({"id": rid, "report": result.report, **meta},
-                                 headers={"Cache-Control": "no-store"}, dumps=_dumps)
+        await resp.write(_line({"result": {"id": rid, "report": result.report, **meta}}))
+        await resp.write_eof()
+        return resp
 
     def _report(fmt: str) -> Callable[[web.Request], Any]:
         async def handler(request: web.Request) -> web.Response:
@@ -106,10 +124,18 @@ def make_app(opts: ServeOptions) -> web.Application:
     return app
 
 
-def _dumps(obj: Any) -> str:
-    import json
+class _Counter:
+    """Bytes diagnosed so far (written by the worker thread, read by the loop)."""
 
-    return json.dumps(obj, ensure_ascii=False)
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self, n: int) -> None:
+        self.n += n
+
+
+def _line(obj: Any) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
 
 
 def url_of(host: str, port: int) -> str:
@@ -118,9 +144,9 @@ def url_of(host: str, port: int) -> str:
 
 async def run_server(opts: ServeOptions, log: Callable[[str], None]) -> None:
     """Serve until cancelled (Ctrl-C); says the URL once the socket is bound."""
-    from detectors.parse import default_parser
-
-    await asyncio.to_thread(default_parser)  # compile the scan database now, not on the first paste
+    # one throw-away diagnosis now (scan database, catalog, renderer), so the first paste is fast
+    warm, _ = await asyncio.to_thread(diagnose_upload, [(PASTE_NAME, b"[rank0]: ValueError: warm-up\n")])
+    await asyncio.to_thread(warm.render, "html", True)
     runner = web.AppRunner(make_app(opts), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, opts.host, opts.port)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aiohttp import FormData
+from aiohttp import ClientResponse, FormData
 from aiohttp.test_utils import TestClient, TestServer
 
 from monitor.config import load_config
@@ -26,6 +26,14 @@ def text_form(text: str) -> FormData:
     form = FormData(default_to_multipart=True)
     form.add_field("text", text)
     return form
+
+
+async def answer(r: ClientResponse) -> tuple[list[dict], dict]:
+    """The NDJSON answer of POST /api/diagnose: (progress lines, result)."""
+    assert r.status == 200, await r.text()
+    msgs = [json.loads(line) for line in (await r.text()).splitlines()]
+    assert all("progress" in m for m in msgs[:-1])
+    return [m["progress"] for m in msgs[:-1]], msgs[-1]["result"]
 
 
 def folder_form(root: Path, under: str) -> FormData:
@@ -82,9 +90,9 @@ async def test_paste_and_report_routes() -> None:
         assert "default-src 'none'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp.split("style-src")[0]
         assert page.headers["X-Content-Type-Options"] == "nosniff"
         text = (GOLDEN / "exception-console" / "logs" / "console.log").read_text()
-        r = await client.post("/api/diagnose", data=text_form(text))
-        assert r.status == 200, await r.text()
-        body = await r.json()
+        progress, body = await answer(await client.post("/api/diagnose", data=text_form(text)))
+        assert progress[0] == {"bytes": 0, "total": len(text.encode())}
+        assert body["bytes"] == len(text.encode()) and body["files"] == 1
         assert (body["report"]["incidents"][0]["failure"], body["report"]["incidents"][0]["initiator"]["rank"]) == ("rank_exception", 2)
         rep = await client.get(f"/report/{body['id']}.html")
         html = await rep.text()
@@ -104,8 +112,7 @@ async def test_paste_and_report_routes() -> None:
 async def test_dropped_folder_upload_keeps_relative_paths() -> None:
     client = await serve_client()
     try:
-        r = await client.post("/api/diagnose", data=folder_form(GOLDEN / "sigkill-logdir" / "logs", "logs"))
-        body = await r.json()
+        _, body = await answer(await client.post("/api/diagnose", data=folder_form(GOLDEN / "sigkill-logdir" / "logs", "logs")))
         inc = body["report"]["incidents"][0]
         assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_killed", 1)
         assert body["report"]["job"] == "logs" and body["files"] >= 8

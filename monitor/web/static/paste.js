@@ -100,23 +100,36 @@
     const mine = ++seq;
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api/diagnose");
-    xhr.responseType = "json";
+    xhr.responseType = "text";  // NDJSON: progress lines, then the result
     const big = total > 4 * 1048576;
     progress.classList.toggle("hidden", !big);
     progress.value = 0;
+    const lines = () => xhr.responseText.split("\n").filter((l) => l.trim()).map((l) => { try { return JSON.parse(l); } catch (e) { return null; } });
     xhr.upload.onprogress = (e) => {
       if (mine !== seq || !e.lengthComputable) return;
       progress.value = e.loaded / e.total;
-      say("Reading " + mib(e.loaded) + " of " + mib(e.total) + "…");
+      say("Uploading " + mib(e.loaded) + " of " + mib(e.total) + "…");
     };
-    xhr.upload.onload = () => { if (mine === seq) { progress.removeAttribute("value"); say("Diagnosing " + mib(total) + "…"); } };
+    xhr.upload.onload = () => { if (mine === seq) { progress.value = 0; say("Diagnosing " + mib(total) + "…"); } };
+    xhr.onprogress = () => {
+      if (mine !== seq || xhr.status !== 200) return;
+      const last = lines().filter((m) => m && m.progress).pop();
+      if (!last) return;
+      const p = last.progress;
+      progress.value = p.total ? p.bytes / p.total : 0;
+      say("Diagnosing: " + mib(p.bytes) + " of " + mib(p.total) + " read…");
+    };
     xhr.onerror = () => { if (mine === seq) { progress.classList.add("hidden"); say("The rankwatch server did not answer.", true); } };
     xhr.onload = () => {
       if (mine !== seq) return;  // a newer paste or drop replaced this one
       progress.classList.add("hidden");
-      const body = xhr.response || {};
-      if (xhr.status !== 200) { say(body.error || ("error " + xhr.status), true); return; }
-      show(body);
+      const msgs = lines();
+      const end = msgs.length ? msgs[msgs.length - 1] : null;
+      if (xhr.status !== 200 || !end || !end.result) {
+        say((end && end.error) || ("The server answered " + xhr.status + "."), true);
+        return;
+      }
+      show(end.result);
     };
     say(big ? "Uploading…" : "Diagnosing…");
     xhr.send(form);
