@@ -5,6 +5,8 @@ folders diagnosed from memory exactly like the same folder on disk."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from aiohttp import ClientResponse, FormData
@@ -167,3 +169,9 @@ async def test_daemon_live_page_and_host_check(tmp_path: Path) -> None:
         assert rep.status == 200 and "No incident found." in await rep.text()
     finally:
         await client.close()
+
+
+def test_serve_refuses_a_bad_address() -> None:
+    r = subprocess.run([sys.executable, "-m", "monitor", "serve", "--addr", "nowhere"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--addr: expected HOST:PORT" in r.stderr

@@ -171,6 +171,28 @@ def test_dropped_torchrun_log_folder(browser: WebDriver, serve: str, case: str) 
     assert f"attempt_0/{expected['initiator_rank']}/" in _report_text(browser)
 
 
+DROP = """
+const [target, files] = arguments;
+const dt = new DataTransfer();
+for (const [name, text] of files) dt.items.add(new File([text], name, {type: "text/plain"}));
+for (const type of ["dragenter", "dragover", "drop"]) {
+  target.dispatchEvent(new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
+}
+"""
+
+
+def test_several_rank_files_dropped_at_once(browser: WebDriver, serve: str) -> None:
+    """Every rank's file dropped on the drop zone together (the rank comes from each file name)."""
+    case = GOLDEN / "exception-perrank"
+    expected = json.loads((case / "expected.json").read_text())
+    files = [[p.name, p.read_text()] for p in sorted((case / "logs").rglob("*.log"))]
+    assert len(files) == 5
+    browser.get(serve)
+    browser.execute_script(DROP, browser.find_element(By.ID, "drop"), files)
+    assert _diagnosed(browser) == str(expected["initiator_rank"])
+    assert "5 file(s)" in browser.find_element(By.ID, "verdict-input").text
+
+
 def test_hostile_log_line_renders_as_text(browser: WebDriver, serve: str) -> None:
     browser.get(serve)
     _paste(browser, HOSTILE + "\n")
