@@ -50,6 +50,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
         pytest.skip("chromium / chromium-driver are not installed (make test installs them)")
     opts = Options()
     opts.binary_location = chromium
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console messages, CSP violations included
     for flag in [*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
         opts.add_argument(flag)
     drv = webdriver.Chrome(options=opts, service=Service(executable_path=driver))
@@ -116,6 +117,12 @@ def _diagnosed(drv: WebDriver, before: str | None = None) -> str:
     return drv.find_element(By.ID, "verdict-rank").text
 
 
+def _csp_violations(drv: WebDriver) -> list[str]:
+    """Console messages about the Content-Security-Policy since the last call (none expected:
+    the pages only load their own scripts and styles)."""
+    return [e["message"] for e in drv.get_log("browser") if "Content Security Policy" in e["message"]]
+
+
 def _paste(drv: WebDriver, text: str) -> None:
     box = drv.find_element(By.ID, "paste")
     box.clear()
@@ -141,6 +148,7 @@ def test_pasted_torchrun_traceback_names_the_initiating_rank(browser: WebDriver,
     report = _report_text(browser)
     assert f"Initiated by rank {expected['initiator_rank']}" in report
     assert "Collateral (consequences, not causes)" in report and "Verify" in report
+    assert _csp_violations(browser) == []
     if UPDATE:
         IMAGES.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(IMAGES / "serve.png"))
@@ -267,6 +275,7 @@ def test_live_page_shows_an_incident_while_a_job_is_replayed(browser: WebDriver,
     assert inc.get_attribute("data-state") in ("open", "updated", "closed")
     assert f"Initiated by rank {expected['initiator_rank']}" in browser.find_element(By.ID, "verdict-sub").text
     assert browser.execute_script("return window.notReloaded === true"), "the page reloaded instead of refreshing"
+    assert _csp_violations(browser) == []
     if UPDATE:
         IMAGES.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(IMAGES / "live.png"))
