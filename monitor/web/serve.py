@@ -54,6 +54,7 @@ def job_name(paths: list[str]) -> str:
 
 def diagnose_upload(items: list[tuple[str, bytes]],
                     progress: Callable[[int], None] | None = None) -> tuple[Result, dict[str, Any]]:
+    """Diagnose files held in memory (relative path, content) as one job, like ``diagnose DIR``."""
     files, notes = from_memory(items)
     t0 = time.perf_counter()
     res = diagnose_files(files, notes, job_name([p for p, _ in items]), progress=progress)
@@ -82,6 +83,10 @@ def make_app(opts: ServeOptions) -> web.Application:
             up = await read_upload(request, opts.max_bytes, opts.max_files)
         except UploadError as exc:
             return web.json_response({"error": str(exc)}, status=exc.status)
+        files, notes = from_memory(up.items)
+        if not files:
+            return web.json_response({"error": "no readable log files in what was dropped ("
+                                      + "; ".join(notes[:5]) + ")"}, status=422)
         resp = web.StreamResponse(headers={"Content-Type": "application/x-ndjson; charset=utf-8",
                                            "Cache-Control": "no-store"})
         await resp.prepare(request)

@@ -132,6 +132,12 @@ async def test_upload_limit_is_a_clear_refusal() -> None:
         assert limits["max_bytes"] == 4096
         empty = await client.post("/api/diagnose", data=text_form("  "))
         assert empty.status == 400 and "nothing to diagnose" in (await empty.json())["error"]
+        form = FormData()
+        form.add_field("path", "job/model.safetensors")
+        form.add_field("file", b"\x00" * 64, filename="model.safetensors")
+        binary = await client.post("/api/diagnose", data=form)
+        assert binary.status == 422
+        assert "skipped job/model.safetensors: not a text log" in (await binary.json())["error"]
     finally:
         await client.close()
 

@@ -155,12 +155,12 @@ def test_pasted_torchrun_traceback_names_the_initiating_rank(browser: WebDriver,
 
 
 def test_pasted_two_rank_nccl_timeout_excerpt(browser: WebDriver, serve: str, real_logs: Path) -> None:
-    """Rank 2's OOM and rank 5's watchdog timeout, typed in (FunASR issue 2006)."""
+    """Rank 2's OOM and rank 5's watchdog timeout, pasted (FunASR issue 2006)."""
     case = real_logs / "036-funasr-rank2-oom-peers-timeout"
     lines = (case / "combined.log").read_text().splitlines()
     excerpt = "\n".join([lines[0], next(ln for ln in lines if ln.startswith("[rank5]:") and "Watchdog caught" in ln)])
     browser.get(serve)
-    browser.find_element(By.ID, "paste").send_keys(excerpt)
+    _paste(browser, excerpt)
     meta = json.loads((case / "case.json").read_text())
     assert _diagnosed(browser) == str(meta["expected_initiating_rank"])
     assert browser.find_element(By.ID, "verdict-failure").text == meta["expected_initiating_class"]
