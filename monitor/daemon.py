@@ -202,7 +202,7 @@ class Daemon:
         app.router.add_get("/api/incidents", api_incidents)
         # the live incidents page at / (and the Host check + security headers for browsers)
         add_live_page(app, lambda: self.engine.report(), lambda: self.engine.state,
-                      allowed_hosts=[self.cfg.host_port[0], self.cfg.host])
+                      allowed_hosts=[self.cfg.host_port[0], self.cfg.host, *self.cfg.allow_hosts])
         return app
 
     async def start_http(self) -> tuple[str, int]:

@@ -158,7 +158,7 @@ async def test_dns_rebinding_and_cross_origin_refused() -> None:
 
 async def test_daemon_live_page_and_host_check(tmp_path: Path) -> None:
     cfg = load_config(None, logs=[str(tmp_path / "*.log")], job="live", metrics_addr="127.0.0.1:0",
-                      state_dir=tmp_path / "state")
+                      state_dir=tmp_path / "state", allow_hosts=["rankwatch.node7.example"], host="node7")
     client = TestClient(TestServer(Daemon(cfg, log=lambda m: None).app()))
     await client.start_server()
     try:
@@ -167,6 +167,8 @@ async def test_daemon_live_page_and_host_check(tmp_path: Path) -> None:
         assert "script-src 'self'" in page.headers["Content-Security-Policy"]
         assert (await client.get("/static/live.js")).headers["Content-Type"].startswith("text/javascript")
         assert (await client.get("/", headers={"Host": "rebound.example"})).status == 403
+        for name in ("rankwatch.node7.example:19470", "node7:19470", "10.0.0.7:19470"):
+            assert (await client.get("/", headers={"Host": name})).status == 200, name
         assert (await client.get("/api/incidents", headers={"Host": "rebound.example"})).status == 403
         # Prometheus and probes may use any name
         assert (await client.get("/metrics", headers={"Host": "rankwatch.monitoring.svc:19470"})).status == 200
