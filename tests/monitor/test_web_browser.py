@@ -219,16 +219,20 @@ def test_hostile_log_line_renders_as_text(browser: WebDriver, serve: str) -> Non
     assert "<script>window.pwned=1</script>" in _report_text(browser)
 
 
-def test_oversized_input_is_refused_with_a_message(browser: WebDriver, serve: str) -> None:
-    browser.get(serve)
-    WebDriverWait(browser, WAIT).until(lambda d: d.execute_script("return document.readyState") == "complete")
-    limit = browser.execute_script("return fetch('/api/limits').then(r => r.json()).then(l => l.max_bytes)")
-    # a paste just over the limit: refused before anything is sent
-    browser.execute_script("const b = document.getElementById('paste'); b.value = 'x'.repeat(arguments[0] + 1);"
-                           "document.getElementById('diagnose').click();", limit)
-    status = browser.find_element(By.ID, "status")
-    WebDriverWait(browser, WAIT).until(lambda d: "more than this page accepts" in status.text)
-    assert "rankwatch diagnose DIR" in status.text and "error" in status.get_attribute("class")
+def test_oversized_input_is_refused_with_a_message(browser: WebDriver, tmp_path: Path) -> None:
+    """A paste over the server's limit (``--max-bytes 4096`` here) is refused before anything is sent."""
+    proc, url = _start(["serve", "--addr", "127.0.0.1:0", "--max-bytes", "4096"], tmp_path)
+    try:
+        browser.get(url)
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.execute_script("return fetch('/api/limits').then(r => r.json()).then(l => l.max_bytes)") == 4096)
+        _paste(browser, "x" * 5000)
+        status = browser.find_element(By.ID, "status")
+        WebDriverWait(browser, WAIT).until(lambda d: "than this page accepts" in status.text)  # page check or server 413
+        assert "rankwatch diagnose DIR" in status.text and "error" in status.get_attribute("class")
+        assert "hidden" in browser.find_element(By.ID, "summary").get_attribute("class")  # nothing was diagnosed
+    finally:
+        _stop(proc)
 
 
 # ----------------------------------------------------------------------------- the daemon's live page
