@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
-DEBS := mosquitto prometheus prometheus-alertmanager
+DEBS := mosquitto prometheus prometheus-alertmanager chromium chromium-driver
 
 .PHONY: demo test lint bench install clean debs
 

@@ -189,6 +189,30 @@ def _serve(cfg: Any) -> None:
 
 
 @app.command()
+def serve(
+    addr: Annotated[str, typer.Option("--addr", help="HOST:PORT to listen on (loopback by default; port 0 picks a free one).")] = "127.0.0.1:19480",
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", help="Also accept this Host name (DNS rebinding protection refuses other names; repeatable).")] = None,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Largest upload accepted, in bytes, all files together (held in memory only).")] = 256 << 20,
+) -> None:
+    """A page on this machine: paste a log or drop files or a whole log folder, read the diagnosis."""
+    import asyncio
+
+    from monitor.web.serve import ServeOptions, run_server
+
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise _fail(f"--addr: expected HOST:PORT, got {addr!r}")
+    opts = ServeOptions(host=host.strip("[]") or "127.0.0.1", port=int(port), allow_hosts=allow_host or [],
+                        max_bytes=max_bytes)
+    try:
+        asyncio.run(run_server(opts, log=lambda m: print(m, flush=True)))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        raise _fail(f"cannot start: {exc.strerror or exc} ({addr})") from None
+
+
+@app.command()
 def aggregate(
     mqtt: Annotated[str, typer.Option("--mqtt", help="mqtt://host:port of the broker the sidecars publish to.")],
     job: Annotated[str, typer.Option("--job", help="Job name (as the sidecars were started).")],

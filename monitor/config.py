@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     logs: list[str] = Field(default_factory=lambda: ["./**/*.log"], description="glob patterns of the per-rank logs")
     job: str = Field("job", min_length=1, max_length=200, description="job name (metric label, MQTT topic)")
     metrics_addr: str = Field(DEFAULT_METRICS_ADDR, description="HOST:PORT for /metrics, /healthz, /api/incidents")
+    allow_hosts: list[str] = Field(default_factory=list, description="Host names the live page answers to besides "
+                                   "localhost, IP addresses and `host` (DNS rebinding protection)")
     state_dir: Path = Field(Path(".rankwatch"), description="checkpoint directory")
     rescan_interval: float = Field(2.0, gt=0, le=3600, description="seconds between glob rescans (the source of truth)")
     poll_interval: float = Field(0.25, gt=0, le=60, description="seconds between reads when inotify gives no hint")

@@ -5,7 +5,8 @@
 - rescanner: every ``rescan_interval`` reconciles files with the globs (the truth: inotify
   misses NFS/Lustre writes and can overflow);
 - checkpointer: every ``checkpoint_interval`` writes positions + engine state atomically;
-- HTTP: aiohttp serving ``/metrics``, ``/healthz``, ``/api/incidents``.
+- HTTP: aiohttp serving ``/metrics``, ``/healthz``, ``/api/incidents`` and the live page ``/``
+  (``monitor/web/live.py``).
 SIGTERM/SIGINT: read what is left, evaluate, write a final checkpoint, exit 0.
 """
 
@@ -34,6 +35,7 @@ from monitor.live import Change, LiveEngine
 from monitor.metrics import RankwatchCollector
 from monitor.mqtt import SCHEMA, EventPayload, Outbox, Publisher, decode_event, encode_event, parse_url, topic
 from monitor.tailer import Tailer, glob_base
+from monitor.web.live import add_live_page
 
 __all__ = ["Daemon"]
 
@@ -198,6 +200,9 @@ class Daemon:
         app.router.add_get("/metrics", metrics)
         app.router.add_get("/healthz", healthz)
         app.router.add_get("/api/incidents", api_incidents)
+        # the live incidents page at / (and the Host check + security headers for browsers)
+        add_live_page(app, lambda: self.engine.report(), lambda: self.engine.state,
+                      allowed_hosts=[self.cfg.host_port[0], self.cfg.host, *self.cfg.allow_hosts])
         return app
 
     async def start_http(self) -> tuple[str, int]:

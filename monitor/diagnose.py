@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from detectors.parsers.base import FileState, JobParseState
 from monitor.inputs import InputError, LogFile, discover
 from monitor.reader import ChunkReader
 
-__all__ = ["DiagnoseResult", "diagnose_paths", "diagnose_stream"]
+__all__ = ["DiagnoseResult", "diagnose_files", "diagnose_paths", "diagnose_stream"]
 
 CHUNK = 8 << 20
 
@@ -31,16 +33,19 @@ class DiagnoseResult:
     state: JobState | None = None  # the detect stage's state (the HTML report's timeline reads it)
 
 
-def _year(path: Path) -> int:
+def _year(lf: LogFile) -> int:
+    if lf.data is not None:
+        return time.gmtime().tm_year
     try:
-        return time.gmtime(path.stat().st_mtime).tm_year
+        return time.gmtime(lf.path.stat().st_mtime).tm_year
     except OSError:
         return time.gmtime().tm_year
 
 
 def _read_error_json(lf: LogFile, parser: LogParser, fstate: FileState, state: JobState) -> None:
     try:
-        doc = json.loads(lf.path.read_text(encoding="utf-8", errors="replace"))
+        raw = lf.data if lf.data is not None else lf.path.read_bytes()
+        doc = json.loads(raw.decode("utf-8", errors="replace"))
         msg = doc["message"]
         text = msg["message"] if isinstance(msg, dict) else str(msg)
     except (ValueError, KeyError, TypeError, OSError):
@@ -50,7 +55,9 @@ def _read_error_json(lf: LogFile, parser: LogParser, fstate: FileState, state: J
             state.add(ev)
 
 
-def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) -> tuple[int, int]:
+def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState,
+                progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Feed one file to the engine; ``progress`` is told the size of each chunk read."""
     reader = ChunkReader()
     nbytes = 0
     while True:
@@ -58,6 +65,8 @@ def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) 
         if not data:
             break
         nbytes += len(data)
+        if progress is not None:
+            progress(len(data))
         buf, first = reader.feed(data)
         if buf:
             for ev in parser.parse_chunk(buf, first, fstate):
@@ -75,22 +84,30 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
     symptoms (speed-up, accuracy, memory, early loss) are also judged against that run."""
     base = _baseline(baseline, engine) if baseline else None
     files, notes = discover(paths)
-    parser = default_parser(engine)
     name = job or (Path(paths[0]).resolve().name if paths else "job")
+    return diagnose_files(files, notes, name, engine=engine, base=base, baseline=baseline, expect_speedup=expect_speedup)
+
+
+def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: str | None = None,
+                   base: DiagnoseResult | None = None, baseline: list[str] | None = None,
+                   expect_speedup: float | None = None, progress: Callable[[int], None] | None = None) -> DiagnoseResult:
+    """Diagnose files already found (on disk, or in memory: ``LogFile.data``) as one job named
+    ``name``; ``progress`` is told the number of bytes of each chunk as it is read."""
+    parser = default_parser(engine)
     state = JobState(job=name)
     jps = JobParseState()
     result = DiagnoseResult(report={}, files=files, notes=notes)
     # error.json files last: the per-rank logs already carry the same exception text
     for lf in sorted(files, key=lambda f: f.kind == "error_json"):
         fstate = FileState(path=lf.display, rank=lf.rank, local_rank=lf.local_rank, attempt=lf.attempt,
-                           year=_year(lf.path), job=jps)
+                           year=_year(lf), job=jps)
         state.note_file(lf.rank, lf.local_rank)
         if lf.kind == "error_json":
             _read_error_json(lf, parser, fstate, state)
             continue
         try:
-            with lf.path.open("rb") as fh:
-                n, lines = feed_stream(fh, parser, fstate, state)
+            with io.BytesIO(lf.data) if lf.data is not None else lf.path.open("rb") as fh:
+                n, lines = feed_stream(fh, parser, fstate, state, progress)
         except OSError as exc:
             notes.append(f"could not read {lf.display}: {exc.strerror or exc}")
             continue
