@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from detectors.redact import redact_text
 from detectors.stacks import Frame, RankStack, StackParseError, StackVerdict, compare, main_frames, parse_dump
 
-__all__ = ["RankProcess", "RankProcesses", "Sample", "Sampler", "StackSettings", "StackSummary", "summary"]
+__all__ = ["RankProcess", "RankProcesses", "Sample", "Sampler", "StackSettings", "StackSummary", "render_stacks",
+           "stacks_json", "summary"]
 
 RESULTS = ("ok", "failed", "timeout", "no_permission", "no_py_spy", "no_process")
 
@@ -284,3 +285,47 @@ def summary(job: str, host: str, step: int | None, sample: Sample) -> StackSumma
         ranks.append(RankPayload(rank=s.rank, frames=[
             FramePayload(function=redact_text(f.function)[:200], file=redact_text(f.file)[:300], line=f.line) for f in keep]))
     return StackSummary(schema=1, job=job, host=host, step=step, ranks=ranks, unsampled=sample.unsampled)
+
+
+# ---------------------------------------------------------------------------- on-call view
+def stacks_json(sample: Sample) -> dict[str, object]:
+    """``rankwatch stacks --format json``: the verdict and every group (redacted)."""
+    from detectors.redact import redact
+
+    v = sample.verdict
+    pids = {s.rank: s.pid for s in sample.stacks}
+    return redact({
+        "outlier": v.outlier if v else None,
+        "reason": v.reason if v else sample.problem,
+        "collective": v.collective if v else None,
+        "groups": [{"ranks": list(g.ranks), "pids": [pids.get(r) for r in g.ranks], "where": g.place.kind.value,
+                    "name": g.place.name, "frames": [f.text() for f in g.place.frames]} for g in (v.groups if v else ())],
+        "unsampled": sample.unsampled,
+        "results": dict(sample.results),
+        "seconds": round(sample.seconds, 3),
+    })
+
+
+def render_stacks(sample: Sample) -> str:
+    """Plain text for a terminal: groups of ranks in the same place, the outlier first."""
+    from detectors.redact import redact_text
+
+    v = sample.verdict
+    if v is None:
+        return f"no stacks: {sample.problem}\n"
+    pids = {s.rank: s.pid for s in sample.stacks}
+    out: list[str] = []
+    for g in v.groups:
+        who = ", ".join(f"{r} (pid {pids.get(r)})" for r in g.ranks)
+        mark = "  <- outlier" if v.outlier is not None and g.ranks == (v.outlier,) else ""
+        out.append(f"rank{'s' if len(g.ranks) > 1 else ''} {who}: {g.place.kind.value} ({g.place.name}){mark}")
+        out += [f"    {_clean(redact_text(f.text()))}" for f in g.place.frames]
+    if sample.unsampled:
+        out.append(f"not sampled: ranks {', '.join(str(r) for r in sample.unsampled)}")
+    out.append(f"verdict: {v.reason}")
+    return "\n".join(out) + "\n"
+
+
+def _clean(text: str) -> str:
+    """No control sequences on a terminal (frame names come from the inspected process)."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
