@@ -232,8 +232,9 @@ class Sampler:
             return "ok", out
         err = cp.stderr.decode(errors="replace").strip()
         if "ermission" in err or "ptrace" in err.lower() or "EPERM" in err:
+            first = next((ln.strip() for ln in err.splitlines() if ln.strip()), "")
             return "no_permission", ("py-spy is not allowed to read the ranks' memory (needs CAP_SYS_PTRACE and "
-                                     "the job's PID namespace): " + redact_text(err.splitlines()[-1] if err else "")[:200])
+                                     f"the job's PID namespace): {redact_text(first)[:200]}")
         return "failed", err
 
 
