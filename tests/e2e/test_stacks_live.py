@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from monitor.stacks import Sampler, StackSettings
+from tests.conftest import REPO
 from tests.e2e.stuckjob import StuckJob, stuck_job
 from tests.reliability.proc import Rankwatch, metric, rankwatch
 
@@ -60,6 +63,9 @@ def test_hung_rank_is_named_from_its_stack_before_any_timeout(tmp_path: Path, fa
             inc = _wait_incident(rw, job, lambda i: i["initiator"]["rank"] is not None)
             logs_now = job.text()  # read right after the verdict: no rank has timed out yet
             metrics = rw.get("/metrics")
+            # the on-call command sees the same, outlier first
+            cli = subprocess.run([sys.executable, "-m", "monitor", "stacks", "--pattern", re.escape(job.tag)],
+                                 cwd=REPO, capture_output=True, text=True, timeout=120)
     assert not TIMEOUT_LINE.search(logs_now), TIMEOUT_LINE.search(logs_now)
     assert inc["initiator"]["rank"] == 2
     assert inc["severity"] == "critical"
@@ -71,6 +77,11 @@ def test_hung_rank_is_named_from_its_stack_before_any_timeout(tmp_path: Path, fa
     assert ev and any(where in t for t in ev)
     assert any("Live stacks (py-spy): rank 2" in line for line in inc["root_cause"])
     assert metric(metrics, "rankwatch_stack_samples_total", result="ok") >= 4
+    assert cli.returncode == 0, cli.stderr
+    first, *rest = cli.stdout.splitlines()
+    assert first.startswith("rank 2 (pid ") and first.endswith("<- outlier")
+    assert any(where in line for line in rest[:8])
+    assert rest[-1].startswith("verdict: rank 2 ")
 
 
 def test_slow_job_with_every_rank_in_the_same_frames_is_not_blamed_on_one_rank(tmp_path: Path) -> None:
