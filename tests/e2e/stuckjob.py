@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SCRIPT = Path(__file__).resolve().parent / "scenarios" / "stuck.py"
 NPROC = 4
@@ -26,9 +27,10 @@ def torchrun() -> list[str]:
 class StuckJob:
     """One torchrun job; every rank writes ``<logs>/node0/rank_<R>.log`` (torchrun --log-dir)."""
 
-    def __init__(self, logs: Path, fault: str, *extra: str, fault_rank: int = 2, fault_step: int = 4) -> None:
+    def __init__(self, logs: Path, fault: str, *extra: str, fault_rank: int = 2, fault_step: int = 4,
+                 tag: str | None = None) -> None:
         self.logs = logs
-        self.tag = f"rwstk-{uuid.uuid4().hex[:12]}"  # finds this job's processes, never a neighbour's
+        self.tag = tag or f"rwstk-{uuid.uuid4().hex[:12]}"  # finds this job's processes, never a neighbour's
         logs.mkdir(parents=True, exist_ok=True)
         self.launcher = open(logs / "launcher.log", "ab")  # noqa: SIM115 (closed in stop())
         args = [*torchrun(), "--standalone", f"--nproc-per-node={NPROC}", "--log-dir", str(logs / "torchrun"),
@@ -87,7 +89,7 @@ class StuckJob:
 
 
 @contextlib.contextmanager
-def stuck_job(logs: Path, fault: str, *extra: str, **kw: int) -> Iterator[StuckJob]:
+def stuck_job(logs: Path, fault: str, *extra: str, **kw: Any) -> Iterator[StuckJob]:
     job = StuckJob(logs, fault, *extra, **kw)
     try:
         yield job
