@@ -79,3 +79,15 @@ def test_node_summaries_compare_across_nodes_like_one_node() -> None:
     assert v.outlier == 2 and v.outlier_place is not None and v.outlier_place.name == "barrier"
     assert v.outlier == compare(all_ranks).outlier
     assert len(a.dump()) < 2000  # small payload
+
+
+def test_checkpointed_engine_keeps_the_stack_verdict() -> None:
+    import pickle
+
+    eng, t = stalled_engine()
+    eng.evaluate(t)
+    eng.set_stacks(3, compare(stacks("lock")), 4)
+    back = pickle.loads(pickle.dumps(eng))  # what monitor/checkpoint.py stores
+    assert back.stacks is not None and back.stacks[1].outlier == 2
+    [c] = back.evaluate(t + 1)
+    assert c.incident["initiator"]["rank"] == 2
