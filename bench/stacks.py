@@ -38,7 +38,7 @@ def one(fault: str, floor: float) -> tuple[float, float] | None:
         # the daemon is up before the job starts, as a sidecar is; the job's processes are
         # found by RANK in their environment, narrowed to this job by its command line
         tag = f"rwstk-{uuid.uuid4().hex[:12]}"
-        env = {"RANKWATCH_STALL_FLOOR": str(floor), "RANKWATCH_STACKS__PATTERN": tag}
+        env = {"RANKWATCH_STALL_FLOOR": str(floor), "RANKWATCH_STACKS__ENABLED": "true", "RANKWATCH_STACKS__PATTERN": tag}
         with rankwatch([str(logs / "**" / "*.log")], tmp / "state", "bench", tmp / "out.txt", env=env) as rw:
             rw.get("/healthz")
             with stuck_job(logs, fault, tag=tag) as job:

@@ -177,8 +177,12 @@ class Daemon:
         if (key is None or key in self.sampled or self.sampler is None or self.sampling is not None
                 or self.stopping.is_set() or not self.cfg.logs):
             return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # evaluated outside the daemon's loop (a final drain, a test): no sampling
         self.sampled.add(key)
-        self.sampling = asyncio.get_running_loop().create_task(self._sample(key[1]))
+        self.sampling = loop.create_task(self._sample(key[1]))
 
     async def _sample(self, step: int | None) -> None:
         assert self.sampler is not None

@@ -34,7 +34,7 @@ GUARD_S = 180.0  # a broken daemon or job fails the test instead of hanging it (
 
 
 def _daemon(tmp: Path, job: StuckJob) -> Any:
-    env = {"RANKWATCH_STALL_FLOOR": "3", "RANKWATCH_STACKS__PATTERN": re.escape(job.tag)}
+    env = {"RANKWATCH_STALL_FLOOR": "3", "RANKWATCH_STACKS__ENABLED": "true", "RANKWATCH_STACKS__PATTERN": re.escape(job.tag)}
     return rankwatch([str(job.logs / "**" / "*.log")], tmp / "state", "stk", tmp / "rankwatch.out", env=env)
 
 

@@ -37,7 +37,8 @@ def _steps(logs: Path, first: int, last: int) -> None:
 def test_without_py_spy_the_daemon_says_so_once_and_keeps_the_log_verdict(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     _steps(logs, 1, 3)
-    env = {"RANKWATCH_STALL_FLOOR": "1", "RANKWATCH_STACKS__PY_SPY": str(tmp_path / "no-such" / "py-spy")}
+    env = {"RANKWATCH_STALL_FLOOR": "1", "RANKWATCH_STACKS__ENABLED": "true",
+           "RANKWATCH_STACKS__PY_SPY": str(tmp_path / "no-such" / "py-spy")}
     with rankwatch([str(logs / "**" / "*.log")], tmp_path / "state", "fb", tmp_path / "out.txt", env=env) as rw:
         for round_, first in ((1, None), (2, 4)):
             if first is not None:
