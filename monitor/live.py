@@ -94,8 +94,9 @@ class LiveEngine:
             stall = self.stall(now, incs)
             if stall is not None:
                 incs = [stall, *incs]
-            elif self.stacks is not None and incs and incs[0].failure in _HANG_LIKE and self._stacks_current():
-                # the timeouts arrived: the stacks stay evidence of the log-based verdict
+            elif (self.stacks is not None and incs and incs[0].failure in _HANG_LIKE and self._stacks_current()
+                  and incs[0].rank in (None, self.stacks[1].outlier)):
+                # the timeouts arrived: the stacks stay evidence of the log-based verdict (when they agree)
                 _with_stacks(incs[0], self.stacks[1], self.stacks[2], name=incs[0].rank is None)
         return incs
 

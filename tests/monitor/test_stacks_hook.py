@@ -91,3 +91,25 @@ def test_checkpointed_engine_keeps_the_stack_verdict() -> None:
     assert back.stacks is not None and back.stacks[1].outlier == 2
     [c] = back.evaluate(t + 1)
     assert c.incident["initiator"]["rank"] == 2
+
+
+def test_after_the_timeouts_the_stacks_stay_evidence_of_the_log_verdict() -> None:
+    """The golden hang case (rank 1 hung; peers time out): a stack verdict taken on the
+    first timeout line is added to the log-based incident when it agrees, never when not."""
+    from monitor.diagnose import diagnose_paths
+
+    golden = Path(__file__).parents[1] / "e2e" / "golden" / "hang-perrank" / "logs"
+    q = stacks("queue")  # fixture rank 2 is the blocked one: relabel it as rank 1
+    agree = compare([RankStack(0, q[0].frames), RankStack(1, q[2].frames), RankStack(2, q[1].frames),
+                     RankStack(3, q[3].frames)])
+    for verdict, expect in ((agree, True), (compare(q), False)):
+        eng = LiveEngine("j")
+        eng.state = diagnose_paths([str(golden)]).state
+        last = max(rs.last_step for rs in eng.state.ranks.values() if rs.last_step is not None)
+        eng.set_stacks(last, verdict, 4)
+        inc = eng.current(0.0)[0]
+        assert (inc.failure, inc.rank) == ("rank_hang", 1)
+        assert ("stacks" in inc.data) is expect
+        if expect:
+            assert inc.evidence[0].path == "py-spy dump of rank 1"
+            assert any(x.startswith("Live stacks (py-spy): rank 1 ") for x in inc.narrative)
