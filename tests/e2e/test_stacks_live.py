@@ -8,11 +8,14 @@ scenario, killed as soon as the verdict is read. The oracle is how the fault was
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +36,18 @@ TIMEOUT_LINE = re.compile(r"Timed out|timeout|Connection closed by peer", re.I)
 GUARD_S = 180.0  # a broken daemon or job fails the test instead of hanging it (not a speed check)
 
 
-def _daemon(tmp: Path, job: StuckJob) -> Any:
-    env = {"RANKWATCH_STALL_FLOOR": "3", "RANKWATCH_STACKS__ENABLED": "true", "RANKWATCH_STACKS__PATTERN": re.escape(job.tag)}
-    return rankwatch([str(job.logs / "**" / "*.log")], tmp / "state", "stk", tmp / "rankwatch.out", env=env)
+@contextlib.contextmanager
+def _sidecar_and_job(tmp: Path, fault: str, *extra: str) -> Iterator[tuple[Rankwatch, StuckJob]]:
+    """The daemon is up before the job starts, as a sidecar is (its first stall can then not
+    be missed, whatever the load on the machine)."""
+    tag = f"rwstk-{uuid.uuid4().hex[:12]}"
+    env = {"RANKWATCH_STALL_FLOOR": "3", "RANKWATCH_STACKS__ENABLED": "true", "RANKWATCH_STACKS__PATTERN": re.escape(tag)}
+    logs = tmp / "logs"
+    logs.mkdir()
+    with rankwatch([str(logs / "**" / "*.log")], tmp / "state", "stk", tmp / "rankwatch.out", env=env) as rw:
+        rw.get("/healthz")
+        with stuck_job(logs, fault, *extra, tag=tag) as job:
+            yield rw, job
 
 
 def _wait_incident(rw: Rankwatch, job: StuckJob, done: Any) -> dict[str, Any]:
@@ -57,15 +69,13 @@ def _wait_incident(rw: Rankwatch, job: StuckJob, done: Any) -> dict[str, Any]:
     ("extra_collective", "torch/distributed/distributed_c10d.py"),
 ])
 def test_hung_rank_is_named_from_its_stack_before_any_timeout(tmp_path: Path, fault: str, where: str) -> None:
-    with stuck_job(tmp_path / "logs", fault) as job:
-        job.wait_steps(2)
-        with _daemon(tmp_path, job) as rw:
-            inc = _wait_incident(rw, job, lambda i: i["initiator"]["rank"] is not None)
-            logs_now = job.text()  # read right after the verdict: no rank has timed out yet
-            metrics = rw.get("/metrics")
-            # the on-call command sees the same, outlier first
-            cli = subprocess.run([sys.executable, "-m", "monitor", "stacks", "--pattern", re.escape(job.tag)],
-                                 cwd=REPO, capture_output=True, text=True, timeout=120)
+    with _sidecar_and_job(tmp_path, fault) as (rw, job):
+        inc = _wait_incident(rw, job, lambda i: i["initiator"]["rank"] is not None)
+        logs_now = job.text()  # read right after the verdict: no rank has timed out yet
+        metrics = rw.get("/metrics")
+        # the on-call command sees the same, outlier first
+        cli = subprocess.run([sys.executable, "-m", "monitor", "stacks", "--pattern", re.escape(job.tag)],
+                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert not TIMEOUT_LINE.search(logs_now), TIMEOUT_LINE.search(logs_now)
     assert inc["initiator"]["rank"] == 2
     assert inc["severity"] == "critical"
@@ -87,11 +97,9 @@ def test_hung_rank_is_named_from_its_stack_before_any_timeout(tmp_path: Path, fa
 def test_slow_job_with_every_rank_in_the_same_frames_is_not_blamed_on_one_rank(tmp_path: Path) -> None:
     # every rank's data arrives 8 s late, in the same frames: the stall floor (3 s) fires,
     # the stacks are sampled, and they show no odd one out
-    with stuck_job(tmp_path / "logs", "none", "--step-sleep", "8") as job:
-        job.wait_steps(1)
-        with _daemon(tmp_path, job) as rw:
-            inc = _wait_incident(rw, job, lambda i: "stacks" in i)
-            rep = json.loads(rw.get("/api/incidents"))
+    with _sidecar_and_job(tmp_path, "none", "--step-sleep", "8") as (rw, job):
+        inc = _wait_incident(rw, job, lambda i: "stacks" in i)
+        rep = json.loads(rw.get("/api/incidents"))
     assert inc["initiator"]["rank"] is None
     assert inc["stacks"]["outlier"] is None and inc["stacks"]["sampled"] == 4
     assert "same frames" in inc["stacks"]["reason"]
