@@ -119,7 +119,10 @@ class RankProcesses:
             if key in self.cache:
                 seen[key] = self.cache[key]
                 continue
-            seen[key] = self._inspect(entry, pid, rx)
+            denied = self.denied
+            found = self._inspect(entry, pid, rx)
+            if self.denied == denied:  # an unreadable environment is asked again next time
+                seen[key] = found
         self.cache = seen
         ranks = {k[0]: rp for k, rp in seen.items() if rp is not None}
         # a DataLoader worker inherits RANK from its rank: keep the outermost process only
