@@ -256,6 +256,30 @@ def check(
 
 
 @app.command()
+def stacks(
+    pattern: Annotated[str | None, typer.Option("--pattern", help="Regex on the command line of the rank processes (default: every process with RANK/LOCAL_RANK in its environment).")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+    py_spy: Annotated[str, typer.Option("--py-spy", help="The py-spy executable.")] = "py-spy",
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per process.")] = 5.0,
+) -> None:
+    """Sample every local rank's stack now (py-spy) and print them grouped, the odd rank out first."""
+    from monitor.stacks import Sampler, StackSettings, render_stacks, stacks_json
+
+    try:
+        settings = StackSettings.model_validate({"pattern": pattern, "py_spy": py_spy, "timeout": timeout})
+    except ValueError as exc:
+        raise _fail(f"--pattern: {exc}") from None
+    sample = Sampler(settings).sample()
+    if format is Format.json:
+        sys.stdout.write(json.dumps(stacks_json(sample), indent=2, ensure_ascii=False) + "\n")
+    elif not sample.problem:
+        sys.stdout.write(render_stacks(sample))
+    if sample.problem:
+        err.print(f"rankwatch: {sample.problem}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+
+
+@app.command()
 def generate(
     root: Annotated[Path, typer.Option("--root", help="Repository root to write into.")] = Path("."),
     runbook_url: Annotated[str | None, typer.Option("--runbook-url", help="Base URL of docs/runbooks/ for alert runbook_url annotations.")] = None,

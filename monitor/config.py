@@ -18,6 +18,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from monitor.stacks import StackSettings
+
 __all__ = ["DEFAULT_METRICS_ADDR", "ConfigError", "Limits", "Settings", "load_config"]
 
 # Prometheus' list of default exporter ports fills 9100-9999, so rankwatch stays out of it.
@@ -64,6 +66,8 @@ class Settings(BaseSettings):
                       description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
+    stacks: StackSettings = Field(default_factory=lambda: StackSettings.model_validate({}),
+                                  description="live stacks of the ranks on a stall (py-spy)")
 
     @field_validator("metrics_addr")
     @classmethod

@@ -11,6 +11,11 @@ Stalls need time, not lines: when no rank has made progress for ``stall_factor``
 median step time (never less than ``stall_floor`` seconds) and the job has not ended, a
 ``rank_hang`` incident opens long before the NCCL watchdog fires; it names the rank
 that is behind when one is, else ``null``. Time is injected (``now``), so tests step it.
+
+While a stall is open, ``stall_step`` says after which step it started: the daemon then
+samples every rank's stack (monitor/stacks.py) and hands the verdict back with
+``set_stacks``; a verdict with an outlier names that rank in the stall incident, with its
+frames as evidence (``stacks`` in the incident), before any collective timeout.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from detectors.detect import JobState
 from detectors.diagnosis import build_report, choose_stack, incident_dict
 from detectors.events import Event, Source
 from detectors.redact import redact
+from detectors.stacks import StackVerdict
 
 __all__ = ["Change", "LiveEngine"]
 
@@ -59,6 +65,8 @@ class LiveEngine:
     started: float | None = None
     node_mode: bool = False  # one node of a multi-node job: collateral-only verdicts do not page
     max_ranks: int = 65536
+    stall_step: int | None = None  # the open stall started after this step (None: no stall)
+    stacks: tuple[int | None, StackVerdict, int] | None = None  # (stall step, verdict, ranks sampled)
 
     def __post_init__(self) -> None:
         self.state = JobState(job=self.job, catalog=self.catalog, max_ranks=self.max_ranks)
@@ -86,9 +94,28 @@ class LiveEngine:
             stall = self.stall(now, incs)
             if stall is not None:
                 incs = [stall, *incs]
+            elif (self.stacks is not None and incs and incs[0].failure in _HANG_LIKE and self._stacks_current()
+                  and incs[0].rank in (None, self.stacks[1].outlier)):
+                # the timeouts arrived: the stacks stay evidence of the log-based verdict (when they agree)
+                _with_stacks(incs[0], self.stacks[1], self.stacks[2], name=incs[0].rank is None)
         return incs
 
+    def _stacks_current(self) -> bool:
+        steps = [rs.last_step for rs in self.state.ranks.values() if rs.last_step is not None]
+        return self.stacks is not None and self.stacks[0] == (max(steps) if steps else None)
+
+    def set_stacks(self, step: int | None, verdict: StackVerdict, sampled: int) -> None:
+        """The stack verdict for the stall that started after ``step``."""
+        self.stacks = (step, verdict, sampled)
+
     def stall(self, now: float, incs: list[Incident]) -> Incident | None:
+        inc = self._stall(now, incs)
+        self.stall_step = inc.step if inc is not None else None
+        if inc is not None and self.stacks is not None and self.stacks[0] == inc.step:
+            _with_stacks(inc, self.stacks[1], self.stacks[2])
+        return inc
+
+    def _stall(self, now: float, incs: list[Incident]) -> Incident | None:
         st = self.state
         if st.finished or any(i.severity == "critical" for i in incs):
             return None
@@ -135,7 +162,7 @@ class LiveEngine:
                 # this node only sees consequences: the aggregator names the initiator
                 d["severity"] = "info"
                 d["scope"] = "node"
-            fp = repr((d["severity"], d["failure"], d["initiator"], d["collateral"]))
+            fp = repr((d["severity"], d["failure"], d["initiator"], d["collateral"], d.get("stacks")))
             seen.add(inc.id)
             pub = self.published.get(inc.id)
             if pub is None:
@@ -184,3 +211,27 @@ class LiveEngine:
         out.sort(key=lambda d: (d["status"] != "open", order.get(d["id"], 1 << 30)))
         rep["incidents"] = out
         return rep
+
+
+_HANG_LIKE = ("rank_hang", "collective_timeout", "peer_connection_lost")
+
+
+def _with_stacks(inc: Incident, v: StackVerdict, sampled: int, name: bool = True) -> None:
+    """Add a stack verdict to an incident: the outlier's frames become evidence, and with
+    ``name`` the outlier becomes the initiating rank."""
+    groups = [{"ranks": list(g.ranks), "where": g.place.kind.value, "name": g.place.name,
+               "frames": [f.text() for f in g.place.frames]} for g in v.groups[:8]]
+    inc.data["stacks"] = {"outlier": v.outlier, "reason": v.reason, "collective": v.collective,
+                          "waiting": list(v.waiting), "frames": v.evidence(), "groups": groups,
+                          "sampled": sampled, "unsampled": list(v.unsampled)}
+    if v.outlier is None:
+        inc.narrative.append(f"Stacks of {sampled} rank(s) sampled: {v.reason}.")
+        return
+    said = f"Live stacks (py-spy): {v.reason}. Rank {v.outlier} is where to look."
+    if name:
+        inc.rank = v.outlier
+    if len(inc.narrative) > 1 and inc.narrative[1].startswith("Every rank stopped"):
+        inc.narrative[1] = said  # the logs could not tell; the stacks can
+    else:
+        inc.narrative.insert(1, said)
+    inc.evidence[:0] = [Source(f"py-spy dump of rank {v.outlier}", 0, t) for t in v.evidence()[:6]]
