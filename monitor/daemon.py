@@ -33,6 +33,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from detectors.events import Event, EventKind
 from detectors.parse import default_parser
+from detectors.stall import suspicion
 from monitor import checkpoint
 from monitor.config import Settings
 from monitor.live import Change, LiveEngine
@@ -166,13 +167,7 @@ class Daemon:
 
     # ------------------------------------------------------------------ stacks
     def _suspicion(self) -> tuple[str, int | None] | None:
-        if self.engine.stall_step is not None:
-            return ("stall", self.engine.stall_step)
-        st = self.engine.state
-        if any(f == "collective_timeout" for _, f in st.match_counts):
-            steps = [rs.last_step for rs in st.ranks.values() if rs.last_step is not None]
-            return ("timeout", max(steps) if steps else None)
-        return None
+        return suspicion(self.engine.state, self.engine.stall_step)
 
     def _maybe_sample(self) -> None:
         key = self._suspicion()

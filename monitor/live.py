@@ -20,8 +20,6 @@ frames as evidence (``stacks`` in the incident), before any collective timeout.
 
 from __future__ import annotations
 
-import hashlib
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +30,7 @@ from detectors.diagnosis import build_report, choose_stack, incident_dict
 from detectors.events import Event, Source
 from detectors.redact import redact
 from detectors.stacks import StackVerdict
+from detectors.stall import HANG_LIKE, stall_incident
 
 __all__ = ["Change", "LiveEngine"]
 
@@ -94,7 +93,7 @@ class LiveEngine:
             stall = self.stall(now, incs)
             if stall is not None:
                 incs = [stall, *incs]
-            elif (self.stacks is not None and incs and incs[0].failure in _HANG_LIKE and self._stacks_current()
+            elif (self.stacks is not None and incs and incs[0].failure in HANG_LIKE and self._stacks_current()
                   and incs[0].rank in (None, self.stacks[1].outlier)):
                 # the timeouts arrived: the stacks stay evidence of the log-based verdict (when they agree)
                 _with_stacks(incs[0], self.stacks[1], self.stacks[2], name=incs[0].rank is None)
@@ -116,39 +115,7 @@ class LiveEngine:
         return inc
 
     def _stall(self, now: float, incs: list[Incident]) -> Incident | None:
-        st = self.state
-        if st.finished or any(i.severity == "critical" for i in incs):
-            return None
-        progress = {k: rs for k, rs in st.ranks.items() if rs.progress_wall is not None}
-        if not progress:
-            return None
-        intervals = [x for rs in progress.values() for x in rs.step_intervals if x > 0]
-        median = statistics.median(intervals) if intervals else 0.0
-        threshold = max(self.stall_floor, self.stall_factor * median)
-        latest = max(rs.progress_wall for rs in progress.values() if rs.progress_wall is not None)
-        if now - latest < threshold:
-            return None
-        steps = {k: rs.last_step for k, rs in progress.items() if rs.last_step is not None}
-        behind = None
-        if steps and len(set(steps.values())) > 1:
-            low = min(steps.values())
-            lows = [k for k, s in steps.items() if s == low]
-            if len(lows) == 1 and lows[0] is not None and lows[0][0] == "g":
-                behind = lows[0][1]
-        rs = progress[next(iter(progress))]
-        src = rs.samples[-1].source if rs.samples else Source("<live>", 0, "")
-        e = self.catalog["rank_hang"]
-        last = max(steps.values()) if steps else None
-        narrative = [
-            f"No rank has made progress for {now - latest:.0f} s (threshold {threshold:.0f} s = "
-            f"max({self.stall_floor:.0f} s, {self.stall_factor:g} x median step time {median:.1f} s)); last step {last}.",
-            (f"Rank {behind} is behind its peers." if behind is not None else
-             "Every rank stopped at the same step, so the logs cannot tell yet which one hung: "
-             "run `py-spy dump --pid PID` on each rank; the collective timeouts will name it later."),
-        ]
-        iid = "rank_hang-" + hashlib.sha1(f"{self.job}|stall|{last}".encode()).hexdigest()[:10]
-        return Incident(iid, "rank_hang", "critical", e.title, e.hardware, behind, last, None, [src], [], narrative,
-                        {"stall_seconds": round(now - latest, 1), "threshold_seconds": round(threshold, 1)})
+        return stall_incident(self.state, now, self.stall_floor, self.stall_factor, incs)
 
     def evaluate(self, now: float) -> list[Change]:
         """Diff the current verdict against what was published; return what changed."""
@@ -211,9 +178,6 @@ class LiveEngine:
         out.sort(key=lambda d: (d["status"] != "open", order.get(d["id"], 1 << 30)))
         rep["incidents"] = out
         return rep
-
-
-_HANG_LIKE = ("rank_hang", "collective_timeout", "peer_connection_lost")
 
 
 def _with_stacks(inc: Incident, v: StackVerdict, sampled: int, name: bool = True) -> None:
