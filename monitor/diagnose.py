@@ -1,12 +1,19 @@
-"""Offline diagnosis: read a finished job's files through the same engine as the daemon."""
+"""Offline diagnosis: read a finished job's files through the same engine as the daemon.
+
+With several files and ``jobs`` > 1, the files are parsed in worker processes
+(``monitor.parallel``); their event streams are fed, in file order, into the one
+correlator, so the report is the same, byte for byte, as with ``jobs=1``.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from detectors.detect import JobState
 from detectors.diagnosis import build_report
@@ -16,9 +23,13 @@ from detectors.parsers.base import FileState, JobParseState
 from monitor.inputs import InputError, LogFile, discover
 from monitor.reader import ChunkReader
 
+if TYPE_CHECKING:
+    from monitor.parallel import ParallelFiles
+
 __all__ = ["DiagnoseResult", "diagnose_paths", "diagnose_stream"]
 
 CHUNK = 8 << 20
+PARALLEL_MIN_BYTES = 16 << 20  # below this, starting workers costs more than it saves
 
 
 @dataclass
@@ -69,10 +80,27 @@ def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) 
     return nbytes, reader.lines_done
 
 
+def file_state(lf: LogFile, jps: JobParseState) -> FileState:
+    return FileState(path=lf.display, rank=lf.rank, local_rank=lf.local_rank, attempt=lf.attempt,
+                     year=_year(lf.path), job=jps)
+
+
+def default_jobs() -> int:
+    """Worker processes for ``diagnose``: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None = None,
-                   baseline: list[str] | None = None, expect_speedup: float | None = None) -> DiagnoseResult:
+                   baseline: list[str] | None = None, expect_speedup: float | None = None,
+                   jobs: int = 1) -> DiagnoseResult:
     """Diagnose ``paths``; with ``baseline`` (another run of the same job, e.g. in fp32) the seed
-    symptoms (speed-up, accuracy, memory, early loss) are also judged against that run."""
+    symptoms (speed-up, accuracy, memory, early loss) are also judged against that run.
+
+    ``jobs`` > 1 parses the log files in that many worker processes (when there are at least
+    two files and ``PARALLEL_MIN_BYTES`` of them); the result is the same as with 1."""
     base = _baseline(baseline, engine) if baseline else None
     files, notes = discover(paths)
     parser = default_parser(engine)
@@ -81,16 +109,41 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
     jps = JobParseState()
     result = DiagnoseResult(report={}, files=files, notes=notes)
     # error.json files last: the per-rank logs already carry the same exception text
-    for lf in sorted(files, key=lambda f: f.kind == "error_json"):
-        fstate = FileState(path=lf.display, rank=lf.rank, local_rank=lf.local_rank, attempt=lf.attempt,
-                           year=_year(lf.path), job=jps)
+    ordered = sorted(files, key=lambda f: f.kind == "error_json")
+    logs = [lf for lf in ordered if lf.kind != "error_json"]
+    streams = None
+    if jobs > 1 and len(logs) > 1 and _total_bytes(logs) >= PARALLEL_MIN_BYTES:
+        from monitor.parallel import ParallelFiles
+
+        streams = ParallelFiles(logs, engine, jps, min(jobs, len(logs)))
+    try:
+        _read_files(ordered, parser, jps, state, streams, result, notes)
+    except BaseException:
+        if streams is not None:
+            streams.close(abort=True)
+        raise
+    if streams is not None:
+        streams.close()
+    _compare(state, notes, base, baseline, expect_speedup)
+    result.report = build_report(state, files=len(files), notes=notes)
+    result.state = state
+    return result
+
+
+def _read_files(ordered: list[LogFile], parser: LogParser, jps: JobParseState, state: JobState,
+                streams: ParallelFiles | None, result: DiagnoseResult, notes: list[str]) -> None:
+    for lf in ordered:
+        fstate = file_state(lf, jps)
         state.note_file(lf.rank, lf.local_rank)
         if lf.kind == "error_json":
             _read_error_json(lf, parser, fstate, state)
             continue
         try:
-            with lf.path.open("rb") as fh:
-                n, lines = feed_stream(fh, parser, fstate, state)
+            if streams is not None:
+                n, lines = streams.feed(lf, fstate, state)
+            else:
+                with lf.path.open("rb") as fh:
+                    n, lines = feed_stream(fh, parser, fstate, state)
         except OSError as exc:
             notes.append(f"could not read {lf.display}: {exc.strerror or exc}")
             continue
@@ -98,10 +151,14 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
         result.lines += lines
         if n == 0:
             notes.append(f"{lf.display} is empty")
-    _compare(state, notes, base, baseline, expect_speedup)
-    result.report = build_report(state, files=len(files), notes=notes)
-    result.state = state
-    return result
+
+
+def _total_bytes(files: list[LogFile]) -> int:
+    total = 0
+    for lf in files:
+        with contextlib.suppress(OSError):
+            total += lf.path.stat().st_size
+    return total
 
 
 def _baseline(paths: list[str], engine: str | None) -> DiagnoseResult:
