@@ -30,6 +30,11 @@ from detectors.scanner import Scanner
 __all__ = ["MAX_EVIDENCE_CHARS", "LogParser", "default_parser"]
 
 MAX_EVIDENCE_CHARS = 2000  # evidence text kept per line (the line itself is never lost for parsing)
+# A candidate line that only context rules matched (a logger header, a config key) and that
+# repeats an earlier line of its file up to its times of day and decimals (timestamps, timings)
+# states no new fact: it is not parsed again. DeepSpeed prints its logger header on every line.
+_VOLATILE = re.compile(rb"\d\d:\d\d:\d\d(?:[.,]\d+)?|\d+(?:[-.,]\d+)+")
+MAX_CONTEXT_SEEN = 256  # distinct context-only lines remembered per file
 
 
 @dataclass(slots=True)
@@ -54,6 +59,7 @@ class LogParser:
         self.scanner = Scanner(patterns, engine=engine)
         self._n_special = len(self.special)
         self._exc_id = len(patterns) - 1
+        self._context_only = frozenset(i for i, r in enumerate(self.special) if r.name.startswith("context."))
 
     # ------------------------------------------------------------------ chunks and lines
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
@@ -62,7 +68,15 @@ class LogParser:
         lineno = first_lineno
         pos = 0
         count = buf.count
+        context_only = self._context_only
+        seen = state.context_seen
         for start, end, ids in self.scanner.scan(buf):
+            if context_only.issuperset(ids):
+                key = _VOLATILE.sub(b"#", buf[start:end])
+                if key in seen and b"\r" not in key:
+                    continue
+                if len(seen) < MAX_CONTEXT_SEEN:
+                    seen.add(key)
             lineno += count(b"\n", pos, start)
             pos = start
             text = buf[start:end].decode("utf-8", "replace")

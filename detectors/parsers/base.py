@@ -38,6 +38,7 @@ class FileState:
     summary_time: str | None = None
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     in_traceback: bool = False
+    context_seen: set[bytes] = field(default_factory=set)  # context-only lines read (see LogParser)
 
 
 @dataclass(slots=True)
