@@ -10,15 +10,37 @@ and aarch64), then Python's ``re``. All three are used with the same patterns;
 Hyperscan and RE2 run in linear time on any input. Candidate lines are a superset of
 the lines a rule's Python regex matches: a false positive only costs a Python regex
 call, never a wrong result.
+
+Compiling the Hyperscan database takes ~0.3 s; a process may hand the scanner a
+``DatabaseCache`` (``set_database_cache``; the CLI uses ``monitor.scancache``, a file per
+pattern set) to load the serialised database instead. The scanner itself does no I/O.
 """
 
 from __future__ import annotations
 
 import re
+import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["ENGINES", "Scanner", "available_engines"]
+__all__ = ["ENGINES", "DatabaseCache", "Scanner", "available_engines", "set_database_cache"]
+
+
+class DatabaseCache(Protocol):
+    """Where compiled scan databases are kept between processes (bytes by key)."""
+
+    def load(self, key: str) -> bytes | None: ...
+
+    def store(self, key: str, data: bytes) -> None: ...
+
+
+_DB_CACHE: DatabaseCache | None = None
+
+
+def set_database_cache(cache: DatabaseCache | None) -> None:
+    """Use ``cache`` for the Hyperscan databases of scanners built from now on (None: compile)."""
+    global _DB_CACHE
+    _DB_CACHE = cache
 
 
 def available_engines() -> list[str]:
@@ -81,16 +103,7 @@ class Scanner:
         self.engine = engine or engines[0]
         self._py: list[re.Pattern[bytes]] = []
         if self.engine == "hyperscan":
-            import hyperscan
-
-            self._db: Any = hyperscan.Database()
-            flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-            self._db.compile(
-                expressions=[p.encode() for p in self.patterns],
-                ids=list(range(len(self.patterns))),
-                elements=len(self.patterns),
-                flags=[flags] * len(self.patterns),
-            )
+            self._db: Any = _hyperscan_db(self.patterns)
         elif self.engine == "re2":
             import re2
 
@@ -140,6 +153,35 @@ class Scanner:
                 hits.append((start, end, sorted(ids)))
             pos = end + 1
         return hits
+
+
+def _hyperscan_db(patterns: list[str]) -> Any:
+    import hyperscan
+
+    flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+    cache = _DB_CACHE
+    key = hashlib.sha256(
+        "\0".join([f"hyperscan {hyperscan.__version__} block flags {flags}", *patterns]).encode()
+    ).hexdigest()
+    if cache is not None:
+        data = cache.load(key)
+        if data is not None:
+            try:
+                db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+                db.scratch = hyperscan.Scratch(db)
+                return db
+            except Exception:  # hyperscan.error and friends: a stale or damaged entry, recompile
+                pass
+    db = hyperscan.Database()
+    db.compile(
+        expressions=[p.encode() for p in patterns],
+        ids=list(range(len(patterns))),
+        elements=len(patterns),
+        flags=[flags] * len(patterns),
+    )
+    if cache is not None:
+        cache.store(key, hyperscan.dumpb(db))
+    return db
 
 
 _CAPTURE = re.compile(r"\(\?P<\w+>|\((?!\?)")

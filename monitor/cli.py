@@ -257,6 +257,9 @@ def demo(
 
 
 def main() -> None:
+    from monitor.scancache import install
+
+    install()  # compiled scan databases are reused between runs
     try:
         app()
     except CatalogError as exc:

@@ -86,3 +86,24 @@ def test_hostile_line_is_linear(engine: str) -> None:
     small, big = cost(20_000), cost(200_000)
     # 10x the input: linear is ~10x the time; quadratic would be ~100x. Relative, not a deadline.
     assert big < small * 40 + 0.05
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan not installed")
+def test_database_cache_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database loaded from the cache finds what a fresh compile finds; a damaged entry is replaced."""
+    from detectors.scanner import set_database_cache
+    from monitor.scancache import FileDatabaseCache
+
+    cache = FileDatabaseCache(tmp_path)
+    fresh = _lines("hyperscan", CORPUS)
+    set_database_cache(cache)
+    try:
+        assert _lines("hyperscan", CORPUS) == fresh  # compiled, then stored
+        (entry,) = tmp_path.glob("scan-*.hsdb")
+        stored = entry.read_bytes()
+        assert _lines("hyperscan", CORPUS) == fresh  # loaded
+        entry.write_bytes(b"not a database")
+        assert _lines("hyperscan", CORPUS) == fresh  # recompiled
+        assert entry.read_bytes() == stored
+    finally:
+        set_database_cache(None)
