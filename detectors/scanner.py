@@ -18,8 +18,8 @@ pattern set) to load the serialised database instead. The scanner itself does no
 
 from __future__ import annotations
 
-import re
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -161,7 +161,7 @@ def _hyperscan_db(patterns: list[str]) -> Any:
     flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
     cache = _DB_CACHE
     key = hashlib.sha256(
-        "\0".join([f"hyperscan {hyperscan.__version__} block flags {flags}", *patterns]).encode()
+        "\0".join([f"hyperscan {getattr(hyperscan, '__version__', '?')} block flags {flags}", *patterns]).encode()
     ).hexdigest()
     if cache is not None:
         data = cache.load(key)
