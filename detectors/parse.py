@@ -25,7 +25,7 @@ from detectors.events import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress
-from detectors.scanner import Scanner
+from detectors.scanner import NoiseRule, Scanner
 
 __all__ = ["MAX_EVIDENCE_CHARS", "LogParser", "default_parser"]
 
@@ -56,7 +56,12 @@ class LogParser:
             _FpRule(e, fp, re.compile(fp.pattern)) for e in self.catalog for fp in e.fingerprints
         ]
         patterns = [r.pattern for r in self.special] + [f.fp.pattern for f in self.fingerprints] + [_EXCEPTION.pattern]
-        self.scanner = Scanner(patterns, engine=engine)
+        # noise rejected by structure (scanner.NoiseRule): metric triggers need a metric key beside a
+        # number; on NCCL INFO / tqdm-only lines, metric and perf triggers need one too
+        metric_ids = frozenset(i for i, r in enumerate(self.special) if r.name.startswith("metrics."))
+        soft_ids = metric_ids | {i for i, r in enumerate(self.special) if r.name.startswith("perf.")}
+        noise = NoiseRule(metric_ids, frozenset(soft_ids), metrics._KEYS)
+        self.scanner = Scanner(patterns, engine=engine, noise=noise)
         self._n_special = len(self.special)
         self._exc_id = len(patterns) - 1
         self._context_only = frozenset(i for i, r in enumerate(self.special) if r.name.startswith("context."))
