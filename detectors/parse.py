@@ -74,9 +74,11 @@ class LogParser:
         pos = 0
         count = buf.count
         context_only = self._context_only
-        seen = state.context_seen
+        seen = getattr(state, "context_seen", None)  # a FileState pickled by an older version lacks it
         for start, end, ids in self.scanner.scan(buf):
             if context_only.issuperset(ids):
+                if seen is None:
+                    seen = state.context_seen = set()
                 key = _VOLATILE.sub(b"#", buf[start:end])
                 if key in seen and b"\r" not in key:
                     continue

@@ -18,8 +18,6 @@ from rich.console import Console
 from detectors.catalog import CatalogError, load_catalog
 from monitor.diagnose import default_jobs, diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
-from monitor.report import render_markdown, render_text
-from monitor.report.html import render_report_html
 
 __all__ = ["app", "main"]
 
@@ -77,6 +75,9 @@ def diagnose(
         for note in result.notes:
             err.print(f"note: {note}", highlight=False)
         raise _fail(f"no readable log files in {', '.join(paths)}")
+    from monitor.report import render_markdown, render_text  # not on the daemon's path (its RSS)
+    from monitor.report.html import render_report_html
+
     report = result.report
     if redact:
         from detectors.redact import redact as redact_report

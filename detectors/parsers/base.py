@@ -38,7 +38,7 @@ class FileState:
     summary_time: str | None = None
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     in_traceback: bool = False
-    context_seen: set[bytes] = field(default_factory=set)  # context-only lines read (see LogParser)
+    context_seen: set[bytes] | None = None  # context-only lines read (see LogParser); made on first use
 
 
 @dataclass(slots=True)
