@@ -4,7 +4,10 @@ What runs, all on this machine:
 
 * ``mosquitto`` (the Debian package) on a free port, persistence off;
 * ``rankwatch aggregate`` (a subprocess, the real CLI) subscribed to the job's findings;
-* simulated sidecars: one MQTT connection per node (``--nodes``), each publishing, QoS 1
+* simulated sidecars: ``--nodes`` nodes over ``--connections`` MQTT connections (default: one
+  per node up to 200; paho's ``select()`` loop cannot use file descriptors past 1024, so
+  beyond that a connection carries several nodes' messages, each still with its own
+  ``host``), publishing, QoS 1
   like the real publisher, the step samples of its ``--ranks-per-node`` ranks as
   ``EventPayload`` JSON on ``rankwatch/v1/<job>/findings/<rank>`` — paced to an offered
   rate that steps up phase by phase (``--rates``, messages/s over the whole job);
@@ -117,7 +120,7 @@ class Phase:
 
 
 class Fleet:
-    def __init__(self, nodes: int, per_node: int) -> None:
+    def __init__(self, nodes: int, per_node: int, connections: int) -> None:
         import paho.mqtt.client as mqtt
 
         self.mqtt = mqtt
@@ -148,9 +151,11 @@ class Fleet:
         self.observer.loop_start()
         if not self.agg_online.wait(60):
             raise SystemExit(f"the aggregator did not come online: {(self.tmp / 'aggregate.err').read_text()[-2000:]}")
-        self.sidecars = [self._client(f"node{n:03d}") for n in range(nodes)]
-        for c in self.sidecars:
+        conns = [self._client(f"conn{i:03d}") for i in range(max(1, min(connections, nodes)))]
+        for c in conns:
             c.loop_start()
+        self.sidecars = [conns[n % len(conns)] for n in range(nodes)]  # node -> its connection
+        self.connections = len(conns)
         self.step = [0] * self.ranks
         self.probe_rank = 1
 
@@ -276,7 +281,7 @@ class Fleet:
             ph.latencies_ms.append(ms)
 
     def close(self) -> None:
-        for c in [*self.sidecars, self.observer]:
+        for c in [*set(self.sidecars), self.observer]:
             with contextlib.suppress(Exception):
                 c.disconnect()
                 c.loop_stop()
@@ -300,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.fleet", description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=512)
     ap.add_argument("--ranks-per-node", type=int, default=8)
+    ap.add_argument("--connections", type=int, default=200, help="MQTT connections the nodes share (at most one per node)")
     ap.add_argument("--rates", default="1000,2000,4000,8000,16000", help="offered messages/s, one phase each")
     ap.add_argument("--seconds", type=float, default=15.0, help="length of a phase")
     ap.add_argument("--probes", type=int, default=5, help="findings injected per phase (latency)")
@@ -309,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("mosquitto") and not Path("/usr/sbin/mosquitto").exists():
         print("mosquitto is not installed (make debs)")
         return 0
-    fleet = Fleet(a.nodes, a.ranks_per_node)
+    fleet = Fleet(a.nodes, a.ranks_per_node, a.connections)
     phases: list[Phase] = []
     try:
         # one sample of every rank first: the aggregator learns the ranks
@@ -318,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             fleet.publish_sample(r)
         while fleet.folded() < fleet.ranks and time.perf_counter() - t0 < 120:
             time.sleep(0.2)
-        print(f"# {a.nodes} nodes x {a.ranks_per_node} ranks = {fleet.ranks} ranks, one MQTT connection per node; "
+        print(f"# {a.nodes} nodes x {a.ranks_per_node} ranks = {fleet.ranks} ranks over {fleet.connections} MQTT connections; "
               f"mosquitto on 127.0.0.1:{fleet.port}; warm-up: one sample per rank folded in "
               f"{time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs")
         print(f"{'offered/s':>10}{'sustained/s':>13}{'backlog':>9}{'drain s':>9}{'p50 ms':>8}{'p99 ms':>8}{'lost':>6}"
