@@ -217,6 +217,12 @@ def argv_for(tool: str, corpus: Path, files: list[Path]) -> tuple[list[str], dic
             "--logs",
             str(corpus / "rank*.log"),
             "--logtostderr",
+            # one-shot mode still binds its HTTP port (3903 by default): an ephemeral one, so
+            # that two benchmarks, or a real mtail on this machine, do not make it fail
+            "--address",
+            "127.0.0.1",
+            "--port",
+            "0",
         ], None
     if tool == "grep":
         env = dict(os.environ, LC_ALL="C")
