@@ -16,10 +16,8 @@ import typer
 from rich.console import Console
 
 from detectors.catalog import CatalogError, load_catalog
-from monitor.diagnose import diagnose_paths, diagnose_stream
+from monitor.diagnose import default_jobs, diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
-from monitor.report import render_markdown, render_text
-from monitor.report.html import render_report_html
 
 __all__ = ["app", "main"]
 
@@ -58,6 +56,7 @@ def diagnose(
     baseline: Annotated[list[str] | None, typer.Option("--baseline", help="Logs of a baseline run of the same job (e.g. fp32) to compare speed, eval loss and memory with (repeatable).")] = None,
     expect_speedup: Annotated[float | None, typer.Option("--expect-speedup", min=0.01, help="Speed-up over --baseline the mixed-precision run should reach (default 1.15).")] = None,
     redact: Annotated[bool, typer.Option("--redact", help="Also replace host names, user names, IPs and absolute paths by placeholders (secrets are always redacted).")] = False,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes parsing files in parallel (default: one per CPU; 1 = none). The report is the same for any value.")] = None,
 ) -> None:
     """Diagnose a finished (or running) job's logs: initiating failure, rank, step, root cause, fix."""
     catalog = load_catalog()
@@ -68,13 +67,17 @@ def diagnose(
         if paths == ["-"]:
             result = diagnose_stream(sys.stdin.buffer, job=job, baseline=baseline, expect_speedup=expect_speedup)
         else:
-            result = diagnose_paths(paths, job=job, baseline=baseline, expect_speedup=expect_speedup)
+            result = diagnose_paths(paths, job=job, baseline=baseline, expect_speedup=expect_speedup,
+                                    jobs=jobs or default_jobs())
     except InputError as exc:
         raise _fail(str(exc)) from None
     if paths != ["-"] and not result.files:
         for note in result.notes:
             err.print(f"note: {note}", highlight=False)
         raise _fail(f"no readable log files in {', '.join(paths)}")
+    from monitor.report import render_markdown, render_text  # not on the daemon's path (its RSS)
+    from monitor.report.html import render_report_html
+
     report = result.report
     if redact:
         from detectors.redact import redact as redact_report
@@ -325,6 +328,9 @@ def demo(
 
 
 def main() -> None:
+    from monitor.scancache import install
+
+    install()  # compiled scan databases are reused between runs
     try:
         app()
     except CatalogError as exc:

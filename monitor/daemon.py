@@ -288,6 +288,7 @@ class Daemon:
     # ------------------------------------------------------------------ loops
     async def _reader(self) -> None:
         last_eval = 0.0
+        eval_cost = eval_end = 0.0
         while not self.stopping.is_set():
             # with inotify hints a write wakes us at once; polling is only the fallback
             # (NFS/Lustre, no inotify), so a quiet job costs almost nothing
@@ -300,9 +301,17 @@ class Daemon:
             now = self.clock()
             # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
             if self.dirty or now - last_eval >= self.tick:
+                # the correlator re-reads the whole job: with thousands of ranks that takes
+                # milliseconds, so while events pour in it runs at most every 4x its own cost
+                # (a small job's costs microseconds: it still runs on every wake)
+                if (rest := 4 * eval_cost - (time.perf_counter() - eval_end)) > 0:
+                    await asyncio.sleep(rest)
                 self.dirty = False
                 last_eval = now
+                t0 = time.perf_counter()
                 self.evaluate()
+                eval_end = time.perf_counter()
+                eval_cost = eval_end - t0
 
     def _hinted(self) -> None:
         self.hint_seen = True
