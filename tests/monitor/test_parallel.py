@@ -70,5 +70,6 @@ def test_rank_learnt_from_an_earlier_file_is_used(tmp_path: Path, small_chunks: 
     serial = _json([str(tmp_path)], jobs=1)
     report = json.loads(serial)
     blamed = {(c["rank"], c["evidence"]["path"]) for inc in report["incidents"] for c in inc["collateral"]}
+    blamed |= {(inc["initiator"]["rank"], e["path"]) for inc in report["incidents"] for e in inc["initiator"]["evidence"]}
     assert (3, "b.log") in blamed, serial
     assert _json([str(tmp_path)], jobs=2) == serial
