@@ -369,9 +369,23 @@ class JobState:
                 hit = v > med * ratio
             else:
                 hit = v > med * big
+            if not hit and metric == "loss" and n >= 5:
+                hit = self._diverged(st, v)
             if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
+
+    @staticmethod
+    def _diverged(st: RankState, v: float) -> bool:
+        """Divergence after convergence: the loss back at 3x its best value so far, twice the
+        recent median and at least 1.0 above the best (a model walking back toward its
+        initial, near-random loss), judged on the last ``WINDOW`` samples."""
+        prev = [x for r in st.samples if (x := r.data.get("loss")) is not None and math.isfinite(x)]
+        if len(prev) < 5:
+            return False
+        best = min(prev)
+        recent = sorted(prev[-5:])[2]
+        return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
 
 
 def _float(v: Any) -> float | None:

@@ -108,3 +108,26 @@ def test_reduced_views_are_global() -> None:
 def test_json_lines_with_a_rank_field_are_that_ranks() -> None:
     (ev,) = _samples('{"time": "2026-12-02T13:15:05Z", "level": "INFO", "rank": 2, "step": 6, "loss": NaN}')
     assert ev.rank == 2 and ev.data["scope"] == "local" and ev.step == 6
+
+
+def test_divergence_after_convergence_is_a_spike() -> None:
+    """corpus num-039: the loss converges to 1.43, then walks back toward its random baseline."""
+    from detectors.correlate import incidents
+    from detectors.detect import JobState
+
+    st = JobState(job="t")
+    fs = FileState("train.log", year=2026)
+    lines = ["step=1    loss=15.50  gnorm=42.7", "step=55   loss=13.00  gnorm=14.0", "step=110  loss=3.80   gnorm=24.4",
+             "step=165  loss=2.39   gnorm=7.1", "step=220  loss=1.43   gnorm=7.7", "step=275  loss=5.82   gnorm=15.6",
+             "step=330  loss=7.05   gnorm=15.3", "step=385  loss=10.03  gnorm=70.7"]
+    for i, line in enumerate(lines, 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    found = {i.failure: i for i in incidents(st)}
+    assert "loss_spike" in found and found["loss_spike"].step == 385
+    # a noisy but converging run is not a divergence
+    st = JobState(job="t")
+    for i, v in enumerate([9.0, 6.5, 4.0, 3.1, 2.9, 3.4, 2.7, 3.0, 2.6, 2.8], 1):
+        for ev in default_parser().parse_line(f"step={i * 10} loss={v}", i, fs):
+            st.add(ev)
+    assert not [i for i in incidents(st) if i.failure == "loss_spike"]
