@@ -24,7 +24,7 @@ from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
-from detectors.prefixes import split_prefixes, split_progress_postfix
+from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
 from detectors.scanner import NoiseRule, Scanner
 
@@ -118,24 +118,31 @@ class LogParser:
         source = Source(state.path, lineno, text[:MAX_EVIDENCE_CHARS])
         segments = text.split("\r")
         for raw in segments:
-            n, rest, post = split_progress_postfix(raw)
+            n, lead, rest, post = split_progress_parts(raw)
             if n is not None:
                 state.progress = n
-            if post and self._postfix_rule is not None and self._postfix_rule.regex.search(post):
-                # tqdm's postfix ("..., loss=nan, loss_scale=0.016]"): metrics of the bar's step
+                pre = split_prefixes(lead, state.year)
+                if rest.strip() and (pre.rank is not None or pre.local_rank is not None) and lead.startswith("["):
+                    # the launcher's prefix stood before the bar: the text glued after it is that rank's
+                    head = lead.rstrip()
+                    rest = head[: len(head) - len(pre.body)] + rest
+            first = len(out)
+            if rest.strip():
+                if rule_ids is not None and len(segments) > 1:
+                    # the scan saw the whole line: keep the rules that match this segment too, so
+                    # no Python regex searches a long segment it cannot match (quadratic time)
+                    here = {i for _, _, ids in self.scanner.scan(rest.encode("utf-8", "surrogatepass")) for i in ids}
+                    seg_ids = [i for i in rule_ids if i in here]
+                    self._segment(rest, source, state, [self.special[i] for i in seg_ids if i < self._n_special],
+                                  [self.fingerprints[i - self._n_special] for i in seg_ids if self._n_special <= i < self._exc_id],
+                                  self._exc_id in seg_ids, out)
+                else:
+                    self._segment(rest, source, state, special, fps, try_exc, out)
+            if (post and self._postfix_rule is not None and self._postfix_rule.regex.search(post)
+                    and not any(ev.kind is EventKind.SAMPLE for ev in out[first:])):
+                # tqdm's postfix ("..., loss=nan, loss_scale=0.016]"): the bar's metrics, unless a
+                # metric line glued after the bar already says them (with its step)
                 self._segment(post, source, state, [self._postfix_rule], [], False, out)
-            if not rest.strip():
-                continue
-            if rule_ids is not None and len(segments) > 1:
-                # the scan saw the whole line: keep the rules that match this segment too, so
-                # no Python regex searches a long segment it cannot match (quadratic time)
-                here = {i for _, _, ids in self.scanner.scan(rest.encode("utf-8", "surrogatepass")) for i in ids}
-                seg_ids = [i for i in rule_ids if i in here]
-                self._segment(rest, source, state, [self.special[i] for i in seg_ids if i < self._n_special],
-                              [self.fingerprints[i - self._n_special] for i in seg_ids if self._n_special <= i < self._exc_id],
-                              self._exc_id in seg_ids, out)
-                continue
-            self._segment(rest, source, state, special, fps, try_exc, out)
         return out
 
     def _segment(self, rest: str, source: Source, state: FileState, special: list[Rule], fps: list[_FpRule],

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
-__all__ = ["Prefixed", "split_prefixes", "split_progress", "split_progress_postfix"]
+__all__ = ["Prefixed", "split_prefixes", "split_progress", "split_progress_parts", "split_progress_postfix"]
 
 
 @dataclass(slots=True)
@@ -254,18 +254,29 @@ def split_progress(segment: str) -> tuple[int | None, str]:
 def split_progress_postfix(segment: str) -> tuple[int | None, str, str | None]:
     """Remove tqdm progress bars from one ``\\r``-segment.
 
-    Returns the last progress counter seen (``n`` of ``n/total``) and whatever text was
-    glued after the last bar (often a log line printed while the bar was open).
+    Returns the last progress counter seen (``n`` of ``n/total``), whatever text was glued
+    after the last bar (often a log line printed while the bar was open) and the last bar's
+    postfix (``loss=nan, lr=...``).
     """
+    n, _lead, rest, post = split_progress_parts(segment)
+    return n, rest, post
+
+
+def split_progress_parts(segment: str) -> tuple[int | None, str, str, str | None]:
+    """Like ``split_progress_postfix``, plus the text before the first bar (``lead``): the
+    prefixes a launcher put in front of the bar (``[default3]:``) that the glued text lost."""
     if "%|" not in segment and "it [" not in segment and ("|" not in segment or "it[" not in segment):
-        return None, segment, None  # no bar can be here (the common case, and pipe-separated metric lines)
+        return None, "", segment, None  # no bar can be here (the common case, and pipe-separated metric lines)
     n: int | None = None
+    start = -1
     end = 0
     post: str | None = None
     for m in _BAR.finditer(segment):
         n = int(m.group("n") or m.group("n2"))
+        if start < 0:
+            start = m.start()
         end = m.end()
         post = m.group("post")
     if n is None:
-        return None, segment, None
-    return n, segment[end:], post
+        return None, "", segment, None
+    return n, segment[:start], segment[end:], post
