@@ -129,8 +129,13 @@ def test_golden_case_diagnosis(case: Path) -> None:
     check_report(diagnose(case / "logs"), load_expected(case))
 
 
+FRESH = ["exception-logdir", "hang-console", "nan-hf-logdir"]  # a few representative cases only
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("case_name", ["exception-logdir", "hang-console"])
+@pytest.mark.parametrize("case_name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ENGINE_MISSES[n]))
+    if n in KNOWN_ENGINE_MISSES else n for n in FRESH])
 def test_fresh_torchrun_run_is_diagnosed(case_name: str, tmp_path: Path) -> None:
     """Run the generator for real (torchrun, 4 gloo ranks) and diagnose what it recorded."""
     if importlib.util.find_spec("torch") is None:
