@@ -38,10 +38,13 @@ debs:
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/mypy
 
 test: $(TEST_STAMP) debs
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/rankwatch generate --check   # deploy/, grafana/, docs/runbooks/ match the catalog
 	$(BIN)/python -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 

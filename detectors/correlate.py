@@ -20,12 +20,11 @@ import contextlib
 import hashlib
 import itertools
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-from detectors.detect import JobState, RankKey, SampleRec, ScaleMove
-from detectors.events import Finding, Role, Source
+from detectors.detect import JobState
 from detectors.gpus import compute_capability
+from detectors.model import Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -37,23 +36,6 @@ _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
 # initial_scale_power 32, fairseq --fp16-init-scale 128
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
-
-
-@dataclass
-class Incident:
-    id: str
-    failure: str
-    severity: str
-    title: str
-    hardware: bool
-    rank: int | None
-    step: int | None
-    time: float | None
-    evidence: list[Source]
-    collateral: list[dict[str, Any]]
-    narrative: list[str]
-    data: dict[str, Any] = field(default_factory=dict)
-    status: str = "final"
 
 
 def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:
@@ -142,7 +124,12 @@ class _Correlator:
             first_step = loss_bad[0][1].step
             same = [kr for kr in loss_bad if kr[1].step == first_step] if first_step is not None else loss_bad[:1]
             earlier_grad = [kr for kr in grad_bad if first_step is not None and kr[1].step is not None and kr[1].step < first_step]
-            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None:
+            # only one rank prints metrics in a multi-rank job (rank-zero-only logging): its
+            # loss says nothing about which rank went bad first
+            loggers = {k for k, rs in self.st.ranks.items() if k is not None and rs.n_samples}
+            others = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+            zero_only = len(loggers) == 1 and others
+            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None and not zero_only:
                 initiator = same[0]
         all_bad = loss_bad + grad_bad + global_bad
         all_bad.sort(key=lambda kr: clock(kr[1]))
@@ -226,7 +213,7 @@ class _Correlator:
                                      overflows=episodes, lowest_scale=None, recovered=True)]
             return skips
         real = [m for m in moves if not m.hysteresis]
-        scales = [m.to_scale for m in real if m.to_scale is not None]
+        scales = [v for m in real for v in (m.to_scale, m.from_scale) if v is not None]
         lowest = min(scales) if scales else None
         steps = [m.step for m in real if m.step is not None]
         stuck = any(m.from_scale is not None and m.to_scale is not None and m.from_scale == m.to_scale for m in real)
@@ -305,8 +292,9 @@ class _Correlator:
             d = ev.data
             code = d["exitcode"]
             rank = self.resolve(ev.rank, d.get("local_rank"))
-            if ev.step is None and rank is not None:
-                ev.step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step
+            step = ev.step
+            if step is None and rank is not None:
+                step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step (state is not touched)
             if not d.get("trusted") and ds_kills != 1:
                 rank = None  # DeepSpeed names the last-started command, not the failed rank
             sig = d.get("signal")
@@ -318,20 +306,20 @@ class _Correlator:
                     if f.role is Role.CAUSE:
                         f.evidence.append(ev.source)
                         break
-                out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
             if rank is not None:
                 kw["rank_from"] = "launcher"
             by_code = self.exit_failures.get(code)
             if by_code is not None:
-                out.append(self.finding(by_code, rank, ev.step, ev.time, [ev.source], **kw))
+                out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
             elif code > 0:
-                out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
+                out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
                                         weak=True, **kw))
             elif sig in _COLLATERAL_SIGNALS or code in (-6, -15, -2, -1):
-                out.append(self.finding("launcher_teardown", rank, ev.step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code < 0:
-                out.append(self.finding("rank_exception", rank, ev.step, ev.time, [ev.source], **kw))
+                out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], **kw))
         # untagged exception text + exactly one failed worker with a positive exit code
         if len(positive) == 1:
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
@@ -373,7 +361,8 @@ class _Correlator:
                     speaking.add(r)
         known = speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
         ws = self.world_size()
-        candidates = sorted(known - reporters)
+        # a rank that printed a traceback is dying of its own error, not hanging silently
+        candidates = sorted(known - reporters - self.st.traceback_ranks)
         inferred = False
         if not candidates and ws and len(reporters) == ws - 1:
             candidates = sorted(set(range(ws)) - reporters)

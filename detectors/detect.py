@@ -15,48 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
-from detectors.events import Event, EventKind, Finding, Role, Source
-from detectors.symptoms import SymptomTrack
+from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, key_of
+from detectors.tracks import SymptomTrack
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
-RankKey = tuple[str, int] | None  # ("g", global) | ("l", local) | None (unknown)
 
 _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
+MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
-
-
-@dataclass(slots=True)
-class SampleRec:
-    step: int | None
-    order: int
-    time: float | None
-    source: Source
-    data: dict[str, Any]
-
-
-@dataclass(slots=True)
-class ScaleMove:
-    """The loss scale went down (an overflow skipped a step), as far as the logs say."""
-
-    step: int | None
-    order: int
-    time: float | None
-    source: Source
-    from_scale: float | None
-    to_scale: float | None
-    hysteresis: bool = False
-
-
-def key_of(rank: int | None, local: int | None) -> RankKey:
-    if rank is not None:
-        return ("g", rank)
-    if local is not None:
-        return ("l", local)
-    return None
 
 
 def nonfinite(v: Any) -> bool:
@@ -93,7 +63,7 @@ class RankState:
 
 
 class JobState:
-    def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = 65536) -> None:
+    def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = MAX_RANKS) -> None:
         self.job = job
         self.max_ranks = max_ranks  # distinct ranks with their own state; beyond it → the rank-less bucket
         self.catalog = catalog or load_catalog()
@@ -112,6 +82,7 @@ class JobState:
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
+        self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
@@ -185,6 +156,8 @@ class JobState:
         """Fold one event in. ``now`` is the wall time the line was read (live only)."""
         self.order += 1
         order = self.order
+        if ev.data.get("implausible_rank"):
+            self.dropped["implausible_rank"] += 1  # the parser refused a rank far outside the job's size
         if ev.rank is not None:
             if len(self.seen_global) < self.max_ranks:
                 self.seen_global.add(ev.rank)
@@ -231,6 +204,8 @@ class JobState:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
         elif ev.kind is EventKind.BLOCK:
             self._claim_block(ev)
+            if ev.rank is not None:
+                self.traceback_ranks.add(ev.rank)
         elif ev.kind is EventKind.RANKMAP:
             self.context_votes.setdefault("world_size", Counter())[ev.data["world_size"]] += 1
             lr = ev.data.get("local_rank")
@@ -268,6 +243,8 @@ class JobState:
             rank = int(ev.data["rank"])  # the message names the global rank itself
             self.seen_global.add(rank)
         role = Role(ev.data.get("role", entry.role))
+        if ev.data.get("observed") and role is Role.CAUSE and "rank" not in ev.data:
+            rank = None  # the speaker reports a failure elsewhere (a remote peer): not its own
         if entry.rank_scope == "job":
             rank = None  # e.g. the overflow flag is all-reduced: no rank can be named
         if len(self.findings) >= MAX_FINDINGS:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
-from detectors.events import Event, EventKind, Source
+from detectors.model import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf
 from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress_postfix
@@ -136,6 +136,7 @@ class LogParser:
         out: list[Event],
     ) -> None:
         pre = split_prefixes(rest, state.year)
+        dropped_before = state.job.implausible
         rank, local, rank_from = resolve_rank(pre, state)
         seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)
         first = len(out)
@@ -161,7 +162,7 @@ class LogParser:
                 if fr.fp.observed:
                     data["observed"] = True
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
-                if fr.entry.rank_scope == "job":
+                if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
                     ev.rank_from = None
                     data.pop("rank", None)
@@ -170,6 +171,9 @@ class LogParser:
             m = _EXCEPTION.regex.search(seg.body)
             if m is not None:
                 _EXCEPTION.handle(m, seg)
+        if state.job.implausible != dropped_before:
+            for ev in out[first:]:
+                ev.data["implausible_rank"] = True  # detect counts it as a drop
         if state.progress is not None:
             for ev in out[first:]:
                 ev.data.setdefault("progress", state.progress)

@@ -23,11 +23,18 @@ import re
 from detectors.parsers.base import FileState
 from detectors.prefixes import Prefixed
 
-__all__ = ["message_rank", "resolve_rank"]
+__all__ = ["message_rank", "plausible", "resolve_rank"]
+
+
+def plausible(rank: int, trusted_ws: int) -> bool:
+    """A rank read from log text (a prefix, a message) is believed unless the job's size is
+    known from trusted sources and the rank is far outside it (2x + 64): 20,000 lines of
+    made-up ``[rank100000]:`` prefixes must not create 20,000 ranks or move the verdict."""
+    return trusted_ws <= 0 or rank < 2 * trusted_ws + 64
 
 # "rank 3", "Rank: 3", "rank=3", "global rank 3", "local_rank: 5", "[Rank 1]", "RANK=2"
 _MSG_RANK = re.compile(
-    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])",
+    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)['\"]?(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])",
     re.IGNORECASE,
 )
 # words that make the rank after them somebody else's
@@ -51,8 +58,14 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
 
 def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | None, str | None]:
     """(global rank, local rank, provenance) for one prefix-stripped segment."""
+    job = state.job
+    if state.rank is not None and state.rank >= job.trusted_ws:
+        job.trusted_ws = state.rank + 1
     rank = pre.rank
     local = pre.local_rank
+    if rank is not None and not plausible(rank, job.trusted_ws):
+        job.implausible += 1
+        rank = None
     how: str | None = "prefix" if rank is not None else None
     if rank is not None and local is not None:
         state.local_to_global[local] = rank
@@ -71,7 +84,9 @@ def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | Non
         lr: int | None = None
         if g is None:
             g, lr = message_rank(pre.body)
-        if g is not None:
+        if g is not None and not plausible(g, job.trusted_ws):
+            job.implausible += 1
+        elif g is not None:
             rank, how = g, "message"
         elif lr is not None and state.local_rank is None:
             local = lr

@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from detectors.events import Source
 from detectors.gpus import compute_capability
+from detectors.model import Incident, RankKey, Source
+from detectors.tracks import EARLY_STEPS, PerfPoint, SeriesPoint, SymptomOptions, SymptomTrack
 
 if TYPE_CHECKING:
-    from detectors.correlate import Incident
-    from detectors.detect import JobState, RankKey, SampleRec
+    from detectors.detect import JobState
 
 __all__ = [
     "ACCURACY_REL_GAP",
@@ -72,7 +72,6 @@ LAST_EVALS = 5
 PLATEAU_REL = 0.01  # the last 3 evals within 1 % of each other: a plateau
 MEMORY_EXPECTED_RATIO = 0.75  # 16-bit peak >= 75 % of fp32's: "did not shrink" (info)
 MEMORY_MORE_RATIO = 1.05  # 16-bit peak >= 105 % of fp32's: "uses more" (warning)
-EARLY_STEPS = 500  # the "first tens-to-hundreds of steps" window
 EARLY_MIN_POINTS = 10
 EARLY_UP_SHARE = 0.3  # share of steps on which the loss rose: non-monotonic
 EARLY_PROGRESS = 0.02  # last-quarter median at most 98 % of the first quarter's: progress
@@ -80,121 +79,7 @@ EARLY_JUMP = 1.0  # a loss more than 2x the median of the 5 points before it: a 
 FAST_FP16_CC = 7.0  # tensor cores (fast fp16) from Volta on
 
 # --- bounds -------------------------------------------------------------------------------
-MAX_POINTS = 4096  # per job-level list (throughput, eval losses, memory); thinned by halves beyond that
-SERIES_POINTS = 512  # per-rank loss/loss-scale points kept for the timeline (thinned)
-SERIES_RANKS = 128  # ranks whose series are kept (the first seen); the early window uses the first EARLY_RANKS
-EARLY_MAX_POINTS = 512  # early loss points per rank
-EARLY_RANKS = 32
 BASELINE_TAG = "baseline:"  # evidence from the baseline run is shown as baseline:<path>
-
-
-@dataclass(slots=True)
-class SymptomOptions:
-    """What the user said about the comparison (``rankwatch diagnose --baseline/--expect-speedup``)."""
-
-    baseline: JobState | None = None
-    expect_speedup: float | None = None
-
-
-@dataclass(slots=True)
-class SeriesPoint:
-    """One training-metrics sample of one rank, for the report timeline and the loss windows."""
-
-    step: int | None
-    order: int
-    time: float | None
-    loss: float | None
-    loss_scale: float | None
-    grad_norm: float | None
-    lr: float | None
-    source: Source
-
-
-@dataclass(slots=True)
-class _Perf:
-    key: RankKey
-    step: int | None
-    order: int
-    time: float | None
-    source: Source
-    data: dict[str, Any]
-
-
-class _Thinned:
-    """An append-only list bounded to ``cap`` items: beyond it, every other item is dropped
-    and later items are kept with a doubled stride (first items and the newest are kept)."""
-
-    __slots__ = ("cap", "items", "seen", "stride")
-
-    def __init__(self, cap: int = MAX_POINTS) -> None:
-        self.cap = cap
-        self.items: list[Any] = []
-        self.stride = 1
-        self.seen = 0
-
-    def append(self, item: Any) -> None:
-        self.seen += 1
-        if (self.seen - 1) % self.stride:
-            return
-        self.items.append(item)
-        if len(self.items) > self.cap:
-            self.items = self.items[::2]
-            self.stride *= 2
-
-
-class SymptomTrack:
-    """Bounded per-job series for the symptom detectors; ``JobState._sample`` feeds it."""
-
-    def __init__(self) -> None:
-        self.options = SymptomOptions()
-        self.series: dict[RankKey, _Thinned] = {}  # non-perf samples: loss / loss scale per rank
-        self.early: dict[RankKey, list[SeriesPoint]] = {}
-        self.throughput = _Thinned()
-        self.evals = _Thinned()
-        self.memory = _Thinned()
-        self.nccl: list[_Perf] = []
-        self._label: dict[str, str] = {}  # DeepSpeed see_memory_usage: last message per file
-
-    def configure(self, baseline: JobState | None = None, expect_speedup: float | None = None) -> None:
-        self.options = SymptomOptions(baseline, expect_speedup)
-
-    def add(self, key: RankKey, rec: SampleRec) -> None:
-        d = rec.data
-        if d.get("scope") == "perf":
-            self._perf(key, rec)
-            return
-        pt = SeriesPoint(rec.step, rec.order, rec.time, _num(d.get("loss")), _num(d.get("loss_scale")),
-                         _num(d.get("grad_norm")), _num(d.get("lr")), rec.source)
-        if pt.loss is None and pt.loss_scale is None and pt.grad_norm is None:
-            return
-        series = self.series.get(key)
-        if series is None and len(self.series) < SERIES_RANKS:
-            series = self.series[key] = _Thinned(SERIES_POINTS)
-        if series is not None:
-            series.append(pt)
-        if pt.loss is not None and (pt.step is None or pt.step <= EARLY_STEPS):
-            early = self.early.get(key)
-            if early is None and len(self.early) < EARLY_RANKS:
-                early = self.early[key] = []
-            if early is not None and len(early) < EARLY_MAX_POINTS:
-                early.append(pt)
-
-    def _perf(self, key: RankKey, rec: SampleRec) -> None:
-        d = rec.data
-        p = _Perf(key, rec.step, rec.order, rec.time, rec.source, d)
-        if "throughput" in d or "iter_ms" in d:
-            self.throughput.append(p)
-        if "eval_loss" in d:
-            self.evals.append(p)
-        if "mem_label" in d:
-            self._label[rec.source.path] = d["mem_label"]
-        elif any(k.startswith("mem_") for k in d):
-            label = self._label.pop(rec.source.path, None)
-            if label is not None:
-                p.data = {**d, "mem_label": label}
-            self.memory.append(p)
-        if "nccl_version" in d and len(self.nccl) < MAX_POINTS:
-            self.nccl.append(p)
 
 
 # ================================================================== the detectors
@@ -217,7 +102,6 @@ def symptom_incidents(state: JobState, ctx: dict[str, Any] | None = None,
     ``others``: the incidents the correlator already found; next to a critical one, info-level
     observations (an expected early non-monotonic loss, memory that did not halve) are left out.
     """
-    from detectors.correlate import Incident  # late: correlate imports this module
 
     track: SymptomTrack | None = getattr(state, "symptoms", None)
     if track is None:
@@ -251,9 +135,9 @@ _UNIT_ORDER = ("samples/s", "tokens/s", "TFLOP/s/GPU", "it/s", "ms/iteration")
 _PER_RUN_UNITS = ("samples/s", "tokens/s")  # reported for the whole job (scale with the world size)
 
 
-def _speeds(track: SymptomTrack) -> dict[str, list[_Perf]]:
+def _speeds(track: SymptomTrack) -> dict[str, list[PerfPoint]]:
     """Throughput samples by unit ("ms/iteration" kept as its own unit; lower is better)."""
-    out: dict[str, list[_Perf]] = {}
+    out: dict[str, list[PerfPoint]] = {}
     for p in track.throughput.items:
         if p.data.get("throughput") is not None and p.data.get("throughput_unit"):
             out.setdefault(p.data["throughput_unit"], []).append(p)
@@ -271,7 +155,7 @@ def _steady(values: list[float]) -> float | None:
     return statistics.median(vals)
 
 
-def _unit_values(ps: list[_Perf], unit: str) -> list[float]:
+def _unit_values(ps: list[PerfPoint], unit: str) -> list[float]:
     return [p.data["iter_ms"] if unit == "ms/iteration" else p.data["throughput"] for p in sorted(ps, key=lambda p: p.order)]
 
 
@@ -356,14 +240,14 @@ def _compare_speed(state: JobState, track: SymptomTrack, base: JobState, ctx: di
 
 
 # --- b. bf16 less accurate than fp32 --------------------------------------------------------
-def _eval_series(state: JobState, track: SymptomTrack) -> list[tuple[tuple[str, float], float, _Perf]]:
+def _eval_series(state: JobState, track: SymptomTrack) -> list[tuple[tuple[str, float], float, PerfPoint]]:
     """Job-level evaluation losses: (alignment key, value, sample), averaged over ranks per key."""
     evs = [p for p in track.evals.items if _num(p.data.get("eval_loss")) is not None]
     if not evs:
         return []
     use_step = all(p.step is not None for p in evs)
     use_epoch = not use_step and all(p.data.get("epoch") is not None for p in evs)
-    groups: dict[tuple[str, float], list[_Perf]] = {}
+    groups: dict[tuple[str, float], list[PerfPoint]] = {}
     counters: dict[RankKey, int] = {}
     for p in sorted(evs, key=lambda p: p.order):
         if use_step:
@@ -484,8 +368,8 @@ def _merge(per_rank: list[list[SeriesPoint]]) -> list[tuple[int | None, float, S
 _MEM_FIELDS = ("mem_max_gb", "mem_alloc_gb", "mem_max_reserved_gb", "mem_reserved_gb")
 
 
-def _peaks(track: SymptomTrack) -> dict[str, tuple[float, _Perf]]:
-    out: dict[str, tuple[float, _Perf]] = {}
+def _peaks(track: SymptomTrack) -> dict[str, tuple[float, PerfPoint]]:
+    out: dict[str, tuple[float, PerfPoint]] = {}
     for p in track.memory.items:
         for f in _MEM_FIELDS:
             v = _num(p.data.get(f))
@@ -649,13 +533,13 @@ def _early_skips(state: JobState, track: SymptomTrack, end: int) -> int:
 def _nccl_versions(state: JobState, track: SymptomTrack) -> list[_Symptom]:
     if not track.nccl or any(f.failure == "nccl_version_mismatch" for f in state.findings):
         return []
-    by_version: dict[str, list[_Perf]] = {}
+    by_version: dict[str, list[PerfPoint]] = {}
     for p in track.nccl:
         by_version.setdefault(p.data["nccl_version"], []).append(p)
     if len(by_version) < 2:
         return []
 
-    def who(ps: list[_Perf]) -> set[str]:
+    def who(ps: list[PerfPoint]) -> set[str]:
         out = set()
         for p in ps:
             r = _rank_of(state, p.key)

@@ -236,11 +236,12 @@ def generate(
     root: Annotated[Path, typer.Option("--root", help="Repository root to write into.")] = Path("."),
     runbook_url: Annotated[str | None, typer.Option("--runbook-url", help="Base URL of docs/runbooks/ for alert runbook_url annotations.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if a generated file is out of date.")] = False,
+    scrape_job: Annotated[str | None, typer.Option("--scrape-job", help="Prometheus scrape job of the sidecars (default: rankwatch).")] = None,
 ) -> None:
     """Regenerate alert/recording rules, promtool tests, runbooks and Grafana dashboards from the catalog."""
-    from monitor.rulesgen import run as generate_kit
+    from monitor.kit import run as generate_kit
 
-    raise typer.Exit(generate_kit(root, runbook_url=runbook_url, check=check))
+    raise typer.Exit(generate_kit(root, runbook_url=runbook_url, check=check, scrape_job=scrape_job))
 
 
 @app.command("eval")

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from monitor.metric_table import metric as table_row
+
 if TYPE_CHECKING:
     from detectors.detect import RankState
     from monitor.live import LiveEngine
@@ -24,6 +26,15 @@ if TYPE_CHECKING:
 __all__ = ["RankwatchCollector"]
 
 __version__ = "0.1.0"
+
+
+def _family(name: str, value: float | None = None) -> Any:
+    """An empty family of the metric table's row ``name`` (its type, help and labels)."""
+    m = table_row(name)
+    cls = CounterMetricFamily if m.type == "counter" else GaugeMetricFamily
+    if value is not None:
+        return cls(name, m.help, value=value)
+    return cls(name, m.help, labels=list(m.labels))
 
 
 class RankwatchCollector(Collector):
@@ -53,19 +64,18 @@ class RankwatchCollector(Collector):
         eng = self.engine
         st = eng.state
         job = eng.job
-        findings = CounterMetricFamily("rankwatch_findings", "Lines that matched a failure fingerprint (occurrences, not incidents).", labels=["job", "rank", "failure"])
+        findings = _family("rankwatch_findings")
         allowed = self._allowed_ranks()
         for (rank, failure), n in sorted(st.match_counts.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
             if rank is not None and rank not in allowed:
                 continue
             findings.add_metric([job, "" if rank is None else str(rank), failure], n)
         yield findings
-        opened = CounterMetricFamily("rankwatch_incidents", "Incidents opened.", labels=["job", "failure"])
+        opened = _family("rankwatch_incidents")
         for failure, n in sorted(eng.opened_total.items()):
             opened.add_metric([job, failure], n)
         yield opened
-        info = GaugeMetricFamily("rankwatch_incident_info", "Open incidents (value 1) with their initiating rank.",
-                                 labels=["job", "incident", "failure", "initiator_rank", "hardware", "severity"])
+        info = _family("rankwatch_incident_info")
         for iid, pub in sorted(eng.published.items()):
             if pub.status != "open":
                 continue
@@ -75,14 +85,14 @@ class RankwatchCollector(Collector):
                              "true" if d["hardware"] else "false", d["severity"]], 1)
         yield info
         gauges = {
-            "loss": GaugeMetricFamily("rankwatch_loss", "Latest training loss per rank.", labels=["job", "rank"]),
-            "grad_norm": GaugeMetricFamily("rankwatch_grad_norm", "Latest gradient norm per rank.", labels=["job", "rank"]),
-            "loss_scale": GaugeMetricFamily("rankwatch_loss_scale", "Latest fp16 loss scale per rank.", labels=["job", "rank"]),
+            "loss": _family("rankwatch_loss"),
+            "grad_norm": _family("rankwatch_grad_norm"),
+            "loss_scale": _family("rankwatch_loss_scale"),
         }
-        step = GaugeMetricFamily("rankwatch_step", "Latest training step per rank.", labels=["job", "rank"])
-        skipped = CounterMetricFamily("rankwatch_skipped_steps", "Optimizer steps skipped (fp16 overflow) per rank.", labels=["job", "rank"])
-        nonfinite = CounterMetricFamily("rankwatch_nonfinite", "Non-finite values logged, per rank and metric.", labels=["job", "rank", "metric"])
-        progress = GaugeMetricFamily("rankwatch_last_progress_timestamp_seconds", "Wall time the rank's step last advanced.", labels=["job", "rank"])
+        step = _family("rankwatch_step")
+        skipped = _family("rankwatch_skipped_steps")
+        nonfinite = _family("rankwatch_nonfinite")
+        progress = _family("rankwatch_last_progress_timestamp_seconds")
         for rlabel, rs in self._ranks(allowed):
             for k, g in gauges.items():
                 v = rs.last.get(k)
@@ -100,25 +110,25 @@ class RankwatchCollector(Collector):
         yield skipped
         yield nonfinite
         yield progress
-        finished = GaugeMetricFamily("rankwatch_job_finished", "1 once a launcher reported the end of the job (exit or teardown).", labels=["job"])
+        finished = _family("rankwatch_job_finished")
         finished.add_metric([job], 1 if st.finished else 0)
         yield finished
-        build = GaugeMetricFamily("rankwatch_build_info", "The rankwatch version and the job it watches (value 1).", labels=["job", "version"])
+        build = _family("rankwatch_build_info")
         build.add_metric([job, __version__], 1)
         yield build
         t = self.tailer
         s = t.stats
-        yield CounterMetricFamily("rankwatch_lines", "Lines read.", value=s.lines)
-        yield CounterMetricFamily("rankwatch_bytes_read", "Bytes read.", value=s.bytes)
-        yield GaugeMetricFamily("rankwatch_files_tailed", "Files being followed.", value=len(t.tails) + len(t.draining))
-        yield GaugeMetricFamily("rankwatch_tail_lag_bytes", "Bytes written but not read yet.", value=t.lag_bytes())
-        yield CounterMetricFamily("rankwatch_rotations", "File rotations seen (rename+create, recreate).", value=s.rotations)
-        yield CounterMetricFamily("rankwatch_truncations", "Truncations seen (copytruncate, relaunch).", value=s.truncations)
-        restarts = CounterMetricFamily("rankwatch_rank_restarts", "A rank's log was truncated in place (relaunch).", labels=["job", "rank"])
+        yield _family("rankwatch_lines", value=s.lines)
+        yield _family("rankwatch_bytes_read", value=s.bytes)
+        yield _family("rankwatch_files_tailed", value=len(t.tails) + len(t.draining))
+        yield _family("rankwatch_tail_lag_bytes", value=t.lag_bytes())
+        yield _family("rankwatch_rotations", value=s.rotations)
+        yield _family("rankwatch_truncations", value=s.truncations)
+        restarts = _family("rankwatch_rank_restarts")
         for rank, n in sorted(s.restarts.items()):
             restarts.add_metric([job, str(rank)], n)
         yield restarts
-        dropped = CounterMetricFamily("rankwatch_dropped", "Data dropped, by reason (never silently).", labels=["reason"])
+        dropped = _family("rankwatch_dropped")
         reasons = dict(s.dropped)
         if self.publisher is not None:
             for k, v in self.publisher.outbox.dropped.items():

@@ -59,6 +59,9 @@ class Fingerprint(_Strict):
     # the line reports what the speaker saw happen elsewhere (another rank's timeout), not
     # its own failure: a hang's culprit may be the rank that says it
     observed: bool = False
+    # overrides the entry's rank_scope for this pattern ("job": a configuration error of the
+    # whole job, whichever rank printed it)
+    rank_scope: Literal["rank", "job"] | None = None
 
     @field_validator("pattern")
     @classmethod

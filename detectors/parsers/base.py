@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from detectors.events import Event, EventKind, Source
+from detectors.model import Event, EventKind, Source
 from detectors.prefixes import Prefixed
 
 __all__ = ["FileState", "JobParseState", "Rule", "Segment"]
@@ -17,6 +17,10 @@ class JobParseState:
     """Parse state shared by all files of one job (ties NCCL host:pid to global ranks)."""
 
     pid_rank: dict[tuple[str, int], int] = field(default_factory=dict)
+    # the job's size as trusted sources tell it (global ranks in file paths, NCCL rank maps):
+    # ranks read from log text far beyond it are suspect (ranks.plausible)
+    trusted_ws: int = 0
+    implausible: int = 0  # ranks from log text dropped as implausible (counted as a drop)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.events import EventKind
+from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
 __all__ = ["RULES"]

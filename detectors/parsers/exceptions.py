@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.events import EventKind
+from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
 __all__ = ["BLOCK_RULE", "EXCEPTION_RULE", "RANKMAP_RULE", "RULES"]
@@ -58,7 +58,11 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
     if not cm:
         return False
     rank = int(cm.group("rank"))
+    nranks = int(cm.group("n"))
     pre = seg.pre
+    job = seg.file.job
+    if nranks > job.trusted_ws and nranks < 1 << 20:
+        job.trusted_ws = nranks
     if pre.host is not None and pre.pid is not None:
         seg.file.job.pid_rank[(pre.host, pre.pid)] = rank
     seg.rank = rank

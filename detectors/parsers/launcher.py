@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.events import EventKind
+from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
 __all__ = ["RULES"]
@@ -25,7 +25,7 @@ def signal_name(exitcode: int) -> str | None:
     return _SIGNALS.get(-exitcode) if exitcode < 0 else None
 
 
-_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+) \(pid: (?P<pid>\d+)\)")
+_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+)(?: \(pid: +(?P<pid>\d+)\))?")
 
 
 def _failed(m: re.Match[str], seg: Segment) -> bool:
@@ -39,7 +39,7 @@ def _failed(m: re.Match[str], seg: Segment) -> bool:
             "local_rank": int(fm.group("lr")),
             "exitcode": code,
             "signal": signal_name(code),
-            "pid": int(fm.group("pid")),
+            "pid": int(fm.group("pid")) if fm.group("pid") else None,
             "reporter": "torchrun",
             "trusted": True,
         },
@@ -118,7 +118,7 @@ def _legacy(m: re.Match[str], seg: Segment) -> bool:
             "signal": lm.group("sig") or signal_name(code),
             "pid": None,
             "reporter": "torch.distributed.launch",
-            "trusted": True,  # the launcher raises for the process that failed
+            "trusted": False,  # the command shown is the last spawned one (a leftover loop variable), not the failed one
         },
     )
     return True
@@ -146,6 +146,22 @@ def _spawn(m: re.Match[str], seg: Segment) -> bool:
             "trusted": True,
         },
     )
+    return True
+
+
+# MosaicML Composer's launcher names the global rank that crashed
+_COMPOSER = re.compile(r"Rank (?P<rank>\d+) crashed with exit code (?P<code>-?\d+)")
+
+
+def _composer(m: re.Match[str], seg: Segment) -> bool:
+    cm = _COMPOSER.search(seg.body)
+    if not cm:
+        return False
+    code = int(cm.group("code"))
+    ev = seg.emit(EventKind.EXIT, data={"local_rank": None, "exitcode": code, "signal": signal_name(code), "pid": None,
+                                        "reporter": "composer", "trusted": True})
+    ev.rank = int(cm.group("rank"))
+    ev.rank_from = "launcher"
     return True
 
 
@@ -206,6 +222,7 @@ RULES = [
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
+    Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)", _spawn),
     Rule(
         "launcher.summary",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 
-from detectors.events import EventKind
+from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract, parse_number
 
@@ -62,6 +62,9 @@ def _emit(seg: Segment, values: dict[str, float], scope: str, loss_missing: bool
 
 
 # --- any shape: known keys with any separator (detectors/parsers/fields.py) -------------
+_JSON_RANK = re.compile(r'"(?:rank|global_rank|RANK)"\s*:\s*\d')
+
+
 def _scope(body: str, values: dict[str, float]) -> str:
     """Values a framework reduces over ranks (or logs from one rank) before printing.
 
@@ -69,6 +72,8 @@ def _scope(body: str, values: dict[str, float]) -> str:
     the logging rank's view of the job: they never name the rank a NaN came from.
     """
     head = body.lstrip()[:2]
+    if head == '{"' and _JSON_RANK.search(body):
+        return "local"  # a structured logger that says which rank wrote the line
     if head.startswith("|") or head in ("{'", '{"'):
         return "global"
     return "local"

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import re
 
-from detectors.events import Event, EventKind
+from detectors.model import Event, EventKind
 from detectors.parsers.base import Rule, Segment
 from detectors.parsers.metrics import parse_number
 
@@ -246,12 +246,12 @@ def _memory(m: re.Match[str], seg: Segment) -> bool:
     if om:
         a = _gb(om.group("a"), om.group("au"))
         u = _gb(om.group("u"), om.group("uu"))
-        _emit(seg, "cuda_oom", None, mem_alloc_gb=a, mem_reserved_gb=round(a + u, 6) if a is not None and u is not None else None,
+        _emit(seg, "oom_message", None, mem_alloc_gb=a, mem_reserved_gb=round(a + u, 6) if a is not None and u is not None else None,
               mem_total_gb=_total(body), mem_oom=True)
         return False
     om = _OOM_OLD.search(body)
     if om:
-        _emit(seg, "cuda_oom", None, mem_alloc_gb=_gb(om.group("a"), om.group("au")),
+        _emit(seg, "oom_message", None, mem_alloc_gb=_gb(om.group("a"), om.group("au")),
               mem_reserved_gb=_gb(om.group("r"), om.group("ru")), mem_total_gb=_total(body), mem_oom=True)
         return False
     values: dict[str, object] = {}

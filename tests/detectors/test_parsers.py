@@ -105,7 +105,7 @@ MATCHES = [
      "loss_scale_collapse", None, {}),
     ("heartbeat monitor torch 2.3 (§1.3)",
      "[rank25]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 25] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2",
-     "rank_hang", 25, {}),
+     "collective_timeout", 25, {}),  # a waiting-side symptom: collateral, not the hang's culprit
     ("plain exception with excepthook prefix (§0.3)",
      "[rank2]: ValueError: corrupt sample in shard 3",
      "rank_exception", 2, {"exc_type": "ValueError"}),

@@ -25,9 +25,8 @@ from detectors.symptoms import (
     EARLY_STEPS,
     MEMORY_EXPECTED_RATIO,
     MIN_SPEEDUP,
-    SymptomTrack,
-    _Thinned,
 )
+from detectors.tracks import SymptomTrack, _Thinned
 from tests.conftest import REPO
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "seed"

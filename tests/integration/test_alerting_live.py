@@ -34,7 +34,8 @@ from typing import Any
 import pytest
 import yaml
 
-from monitor import rulesgen
+from monitor import kit
+from monitor.kit.dashboards import JOB_VAR_QUERY, dashboard_queries
 from tests.conftest import REPO
 from tests.integration.conftest import Procs, binary, free_port, needs
 from tests.integration.promql import instantiate
@@ -80,7 +81,7 @@ def _test_rules(dst: Path) -> list[str]:
     test runs in seconds and the windows keep their order (a page outruns the tickets it inhibits)."""
     seconds = {"s": 1, "m": 60, "h": 3600}
     out = []
-    for f in (rulesgen.ALERTS_FILE, rulesgen.RECORDING_FILE):
+    for f in (kit.ALERTS_FILE, kit.RECORDING_FILE):
         doc = yaml.safe_load((REPO / f).read_text())
         for g in doc["groups"]:
             for r in g["rules"]:
@@ -209,7 +210,7 @@ def _run_stack(tmp: Path, procs: Procs, replay: Any, received: list[tuple[str, d
                               "hardware": "false", "severity": "critical", "role": "cause", "team": "llm-pretraining",
                               "incident": hang["labels"]["incident"]}
     assert hang["labels"]["incident"].startswith("rank_hang-")
-    assert hang["annotations"]["runbook_url"] == f"{rulesgen.DEFAULT_RUNBOOK_URL}/rank_hang.md"
+    assert hang["annotations"]["runbook_url"] == f"{kit.DEFAULT_RUNBOOK_URL}/rank_hang.md"
     assert hang["annotations"]["summary"].startswith("hang: Rank hang") and "(initiating rank 1)" in hang["annotations"]["summary"]
     assert f"Incident {hang['labels']['incident']} (critical, software" in hang["annotations"]["description"]
 
@@ -247,21 +248,21 @@ def _run_stack(tmp: Path, procs: Procs, replay: Any, received: list[tuple[str, d
           procs)
     empty = []
     checked = 0
-    for board in sorted((REPO / rulesgen.DASHBOARD_DIR).glob("*.json")):
+    for board in sorted((REPO / kit.DASHBOARD_DIR).glob("*.json")):
         dash = json.loads(board.read_text())
-        for title, expr, may_be_empty in rulesgen.dashboard_queries(dash):
+        for title, expr, may_be_empty in dashboard_queries(dash):
             checked += 1
             if not query(instantiate(expr, {"scrape_job": "rankwatch"})) and not may_be_empty:
                 empty.append(f"{board.name}: {title}: {expr}")
         for v in dash["templating"]["list"]:
             if v["type"] == "query":
-                q = v["query"]["query"]
+                q = v["query"]
                 inner = q[len("query_result("):-1] if q.startswith("query_result(") else q[len("label_values("):q.rfind(",")]
                 if not query(instantiate(inner, {"scrape_job": "rankwatch"})):
                     empty.append(f"{board.name}: variable ${v['name']}: {q}")
     assert checked > 30
     assert not empty, "panels without data:\n" + "\n".join(empty)
-    jobs = {r["metric"]["job"] for r in query(instantiate(rulesgen._JOB_VAR_QUERY[len("query_result("):-1]))}
+    jobs = {r["metric"]["job"] for r in query(instantiate(JOB_VAR_QUERY[len("query_result("):-1]))}
     assert jobs == set(CASES)
 
     # ---- ...but the benign warm-up never alerted, at any time during the run

@@ -24,39 +24,40 @@ import pytest
 import yaml
 
 from detectors.catalog import load_catalog
-from monitor import rulesgen
+from monitor import kit
+from monitor.kit.dashboards import dashboard_queries
 from tests.conftest import REPO
 from tests.integration.promql import instantiate, usage
 
 GOLDEN = REPO / "tests" / "e2e" / "golden"
-TARGET_LABELS = {"job", "instance", rulesgen.Options().owner_label}  # added by the scrape config
+TARGET_LABELS = {"job", "instance", kit.Options().owner_label}  # added by the scrape config
 
 
 def test_generated_files_are_current() -> None:
-    stale = rulesgen.stale(REPO, rulesgen.generate())
+    stale = kit.stale(REPO, kit.generate())
     assert not stale, (
         f"{len(stale)} generated file(s) differ from the catalog: {', '.join(stale[:8])}{' …' if len(stale) > 8 else ''}\n"
-        f"Regenerate with: {rulesgen.REGENERATE}  (then review the diff)"
+        f"Regenerate with: {kit.REGENERATE}  (then review the diff)"
     )
 
 
 def test_stale_detection_names_files_and_command(tmp_path: Path) -> None:
-    files = rulesgen.generate()
-    rulesgen.write(tmp_path, files)
-    assert rulesgen.stale(tmp_path, files) == []
-    (tmp_path / rulesgen.ALERTS_FILE).write_text("edited by hand\n")
-    (tmp_path / "docs/runbooks/removed_failure.md").write_text(f"<!-- {rulesgen.MARK} -->\n")
-    assert rulesgen.stale(tmp_path, files) == [rulesgen.ALERTS_FILE, "docs/runbooks/removed_failure.md (no longer generated)"]
+    files = kit.generate()
+    kit.write(tmp_path, files)
+    assert kit.stale(tmp_path, files) == []
+    (tmp_path / kit.ALERTS_FILE).write_text("edited by hand\n")
+    (tmp_path / "docs/runbooks/removed_failure.md").write_text(f"<!-- {kit.MARK} -->\n")
+    assert kit.stale(tmp_path, files) == [kit.ALERTS_FILE, "docs/runbooks/removed_failure.md (no longer generated)"]
     out: list[str] = []
 
     class W:
         def write(self, s: str) -> None:
             out.append(s)
 
-    assert rulesgen.run(tmp_path, check=True, out=W()) == 1
+    assert kit.run(tmp_path, check=True, out=W()) == 1
     assert "rankwatch generate" in "".join(out)
-    assert rulesgen.run(tmp_path, out=W()) == 0  # rewrites, removes the leftover
-    assert rulesgen.stale(tmp_path, files) == []
+    assert kit.run(tmp_path, out=W()) == 0  # rewrites, removes the leftover
+    assert kit.stale(tmp_path, files) == []
     assert not (tmp_path / "docs/runbooks/removed_failure.md").exists()
 
 
@@ -70,7 +71,7 @@ def test_cli_generate_check_passes_on_the_tree() -> None:
 
 def _rules() -> list[dict[str, Any]]:
     out = []
-    for f in (rulesgen.ALERTS_FILE, rulesgen.RECORDING_FILE):
+    for f in (kit.ALERTS_FILE, kit.RECORDING_FILE):
         for g in yaml.safe_load((REPO / f).read_text())["groups"]:
             out += g["rules"]
     return out
@@ -79,7 +80,7 @@ def _rules() -> list[dict[str, Any]]:
 def _alert_tests() -> dict[str, set[str]]:
     """alertname → names of the promtool tests that expect it to fire."""
     fired: dict[str, set[str]] = {}
-    for f in sorted((REPO / rulesgen.TESTS_DIR).glob("*.test.yml")):
+    for f in sorted((REPO / kit.TESTS_DIR).glob("*.test.yml")):
         for t in yaml.safe_load(f.read_text())["tests"]:
             for c in t.get("alert_rule_test", []):
                 if c["exp_alerts"]:
@@ -92,8 +93,8 @@ def test_every_paging_failure_has_an_alert_runbook_and_promtool_case() -> None:
     alerts = {r["alert"]: r for r in _rules() if "alert" in r}
     fired = _alert_tests()
     for e in cat:
-        name = rulesgen.alert_name(e.id)
-        assert (REPO / rulesgen.RUNBOOK_DIR / f"{e.id}.md").is_file(), e.id
+        name = kit.alert_name(e.id)
+        assert (REPO / kit.RUNBOOK_DIR / f"{e.id}.md").is_file(), e.id
         if e.severity == "info":
             assert name not in alerts, f"{e.id} is info and must never alert"
             continue
@@ -109,12 +110,12 @@ def test_every_paging_failure_has_an_alert_runbook_and_promtool_case() -> None:
         sev = rule["labels"].get("severity")
         assert sev in (None, "critical", "warning"), name  # None: the incident's own severity label
         url = rule["annotations"]["runbook_url"].split("#")[0]
-        page = url.removeprefix(rulesgen.DEFAULT_RUNBOOK_URL + "/")
-        assert (REPO / rulesgen.RUNBOOK_DIR / page).is_file(), f"{name}: runbook {page} missing"
+        page = url.removeprefix(kit.DEFAULT_RUNBOOK_URL + "/")
+        assert (REPO / kit.RUNBOOK_DIR / page).is_file(), f"{name}: runbook {page} missing"
 
 
 def _dashboards() -> dict[str, dict[str, Any]]:
-    return {p.name: json.loads(p.read_text()) for p in sorted((REPO / rulesgen.DASHBOARD_DIR).glob("*.json"))}
+    return {p.name: json.loads(p.read_text()) for p in sorted((REPO / kit.DASHBOARD_DIR).glob("*.json"))}
 
 
 def test_dashboards_are_provisionable_grafana_json() -> None:
@@ -208,7 +209,8 @@ def _recorded(exported: dict[str, set[str]]) -> dict[str, set[str]]:
     """Output labels of each recording rule: its by() labels, else its inputs' labels."""
     known = dict(exported)
     out: dict[str, set[str]] = {}
-    for record, expr in rulesgen.RECORDING:
+    for rule in kit.recording_rules().groups[0].rules:
+        record, expr = rule.record, rule.expr  # type: ignore[union-attr]
         u = usage(expr)
         if re.search(r"\bby\s*\(", expr):
             labels = set(u.grouping)
@@ -252,7 +254,7 @@ def test_rules_and_dashboards_use_only_exported_metrics_and_labels(exported: dic
         for v in board["templating"]["list"]:
             if v["type"] != "query":
                 continue
-            q = v["query"]["query"]
+            q = v["query"]
             m = re.fullmatch(r"label_values\((.*),\s*(\w+)\)", q)
             inner = m.group(1) if m else re.fullmatch(r"query_result\((.*)\)", q).group(1)  # type: ignore[union-attr]
             problems += _check_expr(f"{name} variable ${v['name']}", inner, known)
@@ -260,7 +262,7 @@ def test_rules_and_dashboards_use_only_exported_metrics_and_labels(exported: dic
                 metric = usage(instantiate(inner)).metrics
                 if not any(m.group(2) in known.get(x, set()) | TARGET_LABELS for x in metric):
                     problems.append(f"{name} variable ${v['name']}: label {m.group(2)} not on {metric}")
-        for title, expr, _ in rulesgen.dashboard_queries(board):
+        for title, expr, _ in dashboard_queries(board):
             problems += _check_expr(f"{name}: {title}", expr, known)
         for p in board["panels"]:
             for t in p.get("targets", []):
@@ -279,3 +281,12 @@ def test_checker_catches_what_the_daemon_does_not_export(exported: dict[str, set
     assert _check_expr("x", "rate(rankwatch_losses_total[5m])", known)
     assert _check_expr("x", "frobnicate(rankwatch_loss)", known)
     assert not _check_expr("x", 'sum by (job, rank) (rate(rankwatch_skipped_steps_total{job=~"$job"}[$__rate_interval]))', known)
+
+
+def test_exporter_exports_exactly_the_metric_table(exported: dict[str, set[str]]) -> None:
+    """One table for both sides: a metric the daemon exports is in monitor/metric_table.py
+    (which the kit documents and checks against), and the reverse."""
+    from monitor.metric_table import METRICS
+
+    table = {m.sample_name: set(m.labels) for m in METRICS}
+    assert {n: labels for n, labels in exported.items() if n != "up"} == table

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from monitor import rulesgen
+from monitor import kit
+from monitor.kit.dashboards import dashboard_queries
 from tests.conftest import REPO
 from tests.integration.conftest import binary, needs
 from tests.integration.promql import instantiate
@@ -56,7 +57,7 @@ def test_promtool_tests_fail_when_a_rule_misbehaves(tmp_path: Path) -> None:
     """The cases are not vacuous: an alert without its for: window, or one that would page
     for an info incident, makes them fail."""
     shutil.copytree(PROM, tmp_path / "prometheus")
-    rules = tmp_path / "prometheus" / rulesgen.ALERTS_FILE.removeprefix("deploy/prometheus/")
+    rules = tmp_path / "prometheus" / kit.ALERTS_FILE.removeprefix("deploy/prometheus/")
     good = rules.read_text()
     for broken, test in ((good.replace("for: 1m", "for: 0s"), "incidents.test.yml"),
                          (good.replace(', severity=~"critical|warning"', ""), "benign.test.yml")):
@@ -68,14 +69,14 @@ def test_promtool_tests_fail_when_a_rule_misbehaves(tmp_path: Path) -> None:
 @needs("promtool")
 def test_dashboard_queries_are_valid_promql(tmp_path: Path) -> None:
     rules = []
-    for board in sorted((REPO / rulesgen.DASHBOARD_DIR).glob("*.json")):
+    for board in sorted((REPO / kit.DASHBOARD_DIR).glob("*.json")):
         dash = json.loads(board.read_text())
-        for i, (_title, expr, _) in enumerate(rulesgen.dashboard_queries(dash)):
+        for i, (_title, expr, _) in enumerate(dashboard_queries(dash)):
             rules.append({"record": f"dashboard:{board.stem.replace('-', '_')}:q{i}", "expr": instantiate(expr)})
         for v in dash["templating"]["list"]:
             if v["type"] == "query":
-                inner = v["query"]["query"].removeprefix("query_result(").removeprefix("label_values(")
-                inner = inner[: inner.rfind(",")] if v["query"]["query"].startswith("label_values(") else inner[:-1]
+                inner = v["query"].removeprefix("query_result(").removeprefix("label_values(")
+                inner = inner[: inner.rfind(",")] if v["query"].startswith("label_values(") else inner[:-1]
                 rules.append({"record": f"dashboard:var:{v['name']}", "expr": instantiate(inner)})
     f = tmp_path / "dashboards.rules.yml"
     f.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
@@ -145,10 +146,10 @@ def test_catalog_text_with_template_syntax_is_escaped(tmp_path: Path) -> None:
 
     tricky = 'Set {{ .Values.lr }} and {{ $labels.job }} in "values.yaml"; }} stays {{- literal -}}.'
     entries = [e.model_copy(update={"summary": tricky}) if e.id == "rank_hang" else e for e in load_catalog()]
-    files = rulesgen.generate(Catalog(entries))
-    rulesgen.write(tmp_path, files)
-    alerts = yaml.safe_load((tmp_path / rulesgen.ALERTS_FILE).read_text())
+    files = kit.generate(Catalog(entries))
+    kit.write(tmp_path, files)
+    alerts = yaml.safe_load((tmp_path / kit.ALERTS_FILE).read_text())
     (hang,) = [r for g in alerts["groups"] for r in g["rules"] if r.get("alert") == "RankwatchRankHang"]
     assert '{{ "{{" }} .Values.lr }}' in hang["annotations"]["description"]
-    r = _run([binary("promtool") or "", "test", "rules", "incidents.test.yml"], cwd=tmp_path / rulesgen.TESTS_DIR)
+    r = _run([binary("promtool") or "", "test", "rules", "incidents.test.yml"], cwd=tmp_path / kit.TESTS_DIR)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

@@ -1,0 +1,55 @@
+"""The one engine: parse → detect → correlate, as a single pure object.
+
+``rankwatch diagnose`` and the live daemon drive the same ``Engine``: offline is the
+tailer read to the end (every file fed chunk by chunk, then ``verdict()``), live feeds
+chunks as they arrive and asks for the verdict whenever it likes. The engine does no I/O,
+holds no clock (callers pass ``now``) and reading the verdict never changes its state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from detectors.catalog import Catalog
+from detectors.correlate import incidents
+from detectors.detect import MAX_RANKS, JobState
+from detectors.diagnosis import build_report
+from detectors.model import Event, Incident
+from detectors.parse import LogParser, default_parser
+from detectors.parsers.base import FileState, JobParseState
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    def __init__(self, job: str = "job", *, parser: LogParser | None = None, catalog: Catalog | None = None,
+                 max_ranks: int = MAX_RANKS) -> None:
+        self.parser = parser or default_parser()
+        self.state = JobState(job=job, catalog=catalog or self.parser.catalog, max_ranks=max_ranks)
+        self.job_parse = JobParseState()  # what ties files together (NCCL host:pid → rank, trusted size)
+
+    def open_file(self, path: str, *, rank: int | None = None, local_rank: int | None = None,
+                  attempt: int | None = None, year: int = 1970) -> FileState:
+        """The parse state of one log file of this job (what its path says about ranks)."""
+        self.state.note_file(rank, local_rank)
+        return FileState(path, rank=rank, local_rank=local_rank, attempt=attempt, year=year, job=self.job_parse)
+
+    def feed(self, buf: bytes, first_lineno: int, file: FileState, now: float | None = None) -> list[Event]:
+        """Complete lines of one file → events, folded into the state; returns the events."""
+        events = self.parser.parse_chunk(buf, first_lineno, file)
+        for ev in events:
+            self.state.add(ev, now)
+        return events
+
+    def add(self, events: list[Event], now: float | None = None) -> None:
+        """Events parsed elsewhere (a worker process, another node over MQTT)."""
+        for ev in events:
+            self.state.add(ev, now)
+
+    def verdict(self) -> list[Incident]:
+        """The incidents for what was seen so far (pure: call it as often as you like)."""
+        return incidents(self.state)
+
+    def report(self, files: int = 0, notes: list[str] | None = None) -> dict[str, Any]:
+        """The JSON report of DESIGN.md's contract."""
+        return build_report(self.state, files=files, notes=notes)

@@ -1,0 +1,118 @@
+"""The rank-resolution chain: prefix/path → message → block → launcher → GPU index → null,
+each answer with its provenance (``rank_from``) in the report."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.detect import JobState
+from detectors.diagnosis import build_report
+from detectors.model import EventKind
+from detectors.parse import default_parser
+from detectors.parsers.base import FileState, JobParseState
+from detectors.ranks import message_rank
+
+
+@pytest.mark.parametrize(("body", "want"), [
+    ("[Rank 1] uncorrectable ECC error encountered", (1, None)),  # issue #12
+    ("Unexpected result nan (message='found NaN in local grad norm in backward pass') on rank 2", (2, None)),
+    ("worker failed rank=3 step=100", (3, None)),
+    ("failed (exitcode: 1) local_rank: 5 (pid: 1234)", (None, 5)),
+    ("failed to recv from rank 3", (None, None)),  # a peer, not the speaker
+    ("waiting for peer rank 7 to connect", (None, None)),
+    ("comm 0x55d0 nranks 8 cudaDev 0", (None, None)),
+])
+def test_message_rank(body: str, want: tuple[int | None, int | None]) -> None:
+    assert message_rank(body) == want
+
+
+def report(text: str, path: str = "console.log", rank: int | None = None) -> dict:
+    st = JobState(job="t")
+    fs = FileState(path, rank=rank, year=2026, job=JobParseState())
+    for i, line in enumerate(text.splitlines(), 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    return build_report(st)
+
+
+def test_untagged_error_above_a_rank_tagged_traceback_is_that_ranks() -> None:
+    """corpus crash-061: the OOM line is pasted right above rank 0's traceback."""
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 388.00 MiB. GPU 0 has a total capacity of 9.68 GiB "
+        "of which 95.75 MiB is free.\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/data/sft.py", line 67, in <module>\n'
+    )
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "cuda_oom"
+    assert top["initiator"]["rank"] == 0 and top["initiator"]["rank_from"] == "block"
+    assert top["initiator"]["inferred"] is False
+
+
+def test_a_traceback_far_below_does_not_claim_the_line() -> None:
+    text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n" + "x\n" * 10 + \
+        "[rank3]: Traceback (most recent call last):\n"
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_gpu_index_is_inferred_only_on_a_multi_gpu_single_node_job() -> None:
+    oom = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB (GPU 3; 31.74 GiB total "
+           "capacity; 31.21 GiB already allocated; 97.38 MiB free)")
+    # a bare OOM line: nothing shows a multi-GPU job → no rank
+    assert report(oom)["incidents"][0]["initiator"]["rank"] is None
+    # the same line in a job whose NCCL rank map says 8 ranks on one node → rank 3, marked inferred
+    nccl = "\n".join(f"node1:{100 + r}:{200 + r} [{r}] NCCL INFO comm 0x55d0 rank {r} nRanks 8 nNodes 1 localRanks 8 "
+                     f"localRank {r} MNNVL 0" for r in range(8))
+    init = report(nccl + "\n" + oom)["incidents"][0]["initiator"]
+    assert init["rank"] == 3 and init["rank_from"] == "gpu_index" and init["inferred"] is True
+
+
+def test_provenance_of_path_and_prefix() -> None:
+    line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    init = report(line, path="rank_5.log", rank=5)["incidents"][0]["initiator"]
+    assert (init["rank"], init["rank_from"]) == (5, "path")
+    init = report("[rank6]: " + line)["incidents"][0]["initiator"]
+    assert (init["rank"], init["rank_from"]) == (6, "prefix")
+
+
+def test_block_events_only_from_tagged_tracebacks() -> None:
+    fs = FileState("c.log", year=2026)
+    assert [e.kind for e in default_parser().parse_line("[rank2]: Traceback (most recent call last):", 1, fs)] == [EventKind.BLOCK]
+    assert default_parser().parse_line("Traceback (most recent call last):", 2, fs) == []
+
+
+def test_made_up_rank_prefixes_do_not_create_ranks_or_move_the_verdict() -> None:
+    """issue #14 defect 12: 20,000 lines with distinct fake ``[rankN]:`` prefixes in one file of
+    a 4-rank job (per-rank files): the ranks stay bounded, the verdict stays on the real rank."""
+    st = JobState(job="t")
+    jps = JobParseState()
+    for r in range(4):
+        fs = FileState(f"rank_{r}.log", rank=r, year=2026, job=jps)
+        st.note_file(r, None)
+        lines = [f"step {s} | loss {2.0 - s / 100:.3f}" for s in range(1, 6)]
+        if r == 2:
+            lines.append("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+        for i, line in enumerate(lines, 1):
+            for ev in default_parser().parse_line(line, i, fs):
+                st.add(ev)
+    fs = FileState("rank_3.log", rank=3, year=2026, job=jps)
+    for i in range(20_000):
+        for ev in default_parser().parse_line(f"[rank{100_000 + i}]: RuntimeError: CUDA error: out of memory", 100 + i, fs):
+            st.add(ev)
+    assert max(st.seen_global) < 100
+    assert st.dropped["implausible_rank"] == 20_000
+    rep = build_report(st)
+    assert rep["incidents"][0]["initiator"]["rank"] in (2, 3)
+    assert all(i["initiator"]["rank"] is None or i["initiator"]["rank"] < 4 for i in rep["incidents"])
+
+
+def test_rank_zero_only_logging_names_no_rank() -> None:
+    """Lightning / accelerate print metrics on rank 0 only: a NaN there is the job's, rank unknown."""
+    head = ("[rank0]: Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n"
+            "[rank0]: All distributed processes registered. Starting with 4 processes\n")
+    steps = "".join(f"[rank0]: Epoch 0: step {s} train_loss={'nan' if s >= 6 else f'{2 - s / 20:.3f}'}\n" for s in range(1, 11))
+    top = report(head + steps)["incidents"][0]
+    assert top["failure"] == "nonfinite_loss" and top["initiator"]["rank"] is None and top["initiator"]["step"] == 6
+    # the same lines from a single-process job: rank 0 is the only rank, and it is named
+    alone = report(steps)["incidents"][0]
+    assert alone["initiator"]["rank"] == 0

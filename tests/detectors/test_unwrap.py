@@ -1,0 +1,56 @@
+"""Hard-wrapped pastes (corpus dist-064: 120 columns; dist-068: 170 columns) are rejoined."""
+
+from __future__ import annotations
+
+from detectors.unwrap import unwrap, wrap_width
+
+LOGICAL = [
+    "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL's "
+    "watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates "
+    "a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog.",
+    "[rank6]:[E429 13:55:49.384620373 ProcessGroupNCCL.cpp:1533] [PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL "
+    "preparing to dump debug info. Include stack trace: 1",
+    "short line",
+    "[rank7]:[E430 05:09:48.083703086 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 7] Received a dump signal "
+    "due to a collective timeout from this local rank and we will try our best to dump the debug info.",
+]
+
+
+def wrapped(width: int) -> bytes:
+    out = []
+    for line in LOGICAL:
+        parts = [line[i:i + width] for i in range(0, len(line), width)]
+        parts[-1] = parts[-1].ljust(width) if len(parts) > 1 else parts[-1]  # a terminal pads the last row
+        out += parts
+    return "\n".join(out).encode()
+
+
+def test_rejoins_a_terminal_wrap_and_keeps_line_numbers() -> None:
+    data = wrapped(120)
+    assert wrap_width(data.split(b"\n")) == 120
+    lines = unwrap(data).decode().split("\n")
+    assert len(lines) == len(data.split(b"\n"))  # every physical line keeps its number
+    joined = [ln for ln in lines if ln]
+    assert joined == LOGICAL
+    assert lines[0] == LOGICAL[0]
+
+
+def test_ordinary_logs_are_left_alone() -> None:
+    text = "\n".join(f"step {i} | loss {2 - i / 100:.4f} | grad_norm {1 + i / 7:.3f}" for i in range(200)).encode()
+    assert unwrap(text) == text
+    nccl = "\n".join(f"node1:123:456 [0] NCCL INFO Channel {i:02d}/32 :    0   1   2   3   4   5   6   7   8   9  10  11"
+                     for i in range(32)).encode()
+    assert unwrap(nccl) == nccl
+
+
+def test_records_of_equal_length_are_not_wraps() -> None:
+    """Megatron lines that happen to share a length (corpus dist-033) and excerpts cut at a
+    fixed width keep their lines: the next line starts a new record, not the rest of this one."""
+    meg = "\n".join(
+        f" iteration      {i}/  250000 | consumed samples:       {186368 + 1024 * i:>6} | lm loss: 2.38264{i % 10}E+00 | "
+        f"loss scale: 1.0 | grad norm: 0.2{i % 10}7 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        for i in range(182, 190)).encode()
+    assert unwrap(meg) == meg
+    cut = "\n".join(f"[rank{r}]:[E626 06:24:44.90388 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
+                    f"operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=98"[:120] for r in range(8)).encode()
+    assert unwrap(cut) == cut
