@@ -30,11 +30,10 @@ CASES = sorted(p.parent for p in GOLDEN.glob("*/expected.json"))
 
 # case -> what the engine reports instead of the truth (for the lead; see the module doc).
 KNOWN_ENGINE_MISSES: dict[str, str] = {
-    "nan-json-perrank": "nonfinite_loss, initiator null (truth: rank 2, whose JSON line has \"loss\": NaN at 7/12)",
-    "nan-tqdm-console": "nonfinite_loss, initiator null, step null (truth: rank 3, loss=nan glued to its tqdm bar)",
-    "nan-lightning-perrank": "nonfinite_loss, initiator rank 0 (truth: null, rank-zero-only averaged train_loss)",
-    "fp16_overflow-json-console": "amp_bf16_vs_fp16, initiator null (truth: rank 3, JSON \"loss\": NaN at 6/12)",
-    "fp16_overflow-tqdm-logdir": "amp_bf16_vs_fp16, initiator rank 0, step null (truth: rank 2, tqdm-glued loss=nan)",
+    "nan-tqdm-console": "nonfinite_loss, initiator null, step null (truth: rank 3; its tqdm-glued "
+                        "'7/12 [..., loss=nan, gnorm=nan]step 7 loss=nan' line gives no step)",
+    "fp16_overflow-tqdm-logdir": "amp_bf16_vs_fp16, initiator rank 0, step null (truth: rank 2; its "
+                                 "'6/12 [..., loss=nan, gnorm=nan]step 6 loss=nan' line gives no step)",
 }
 
 
