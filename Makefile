@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
-DEBS := mosquitto prometheus prometheus-alertmanager
+DEBS := mosquitto prometheus prometheus-alertmanager chromium chromium-driver
 
 .PHONY: demo test lint bench install clean debs
 
@@ -48,8 +48,15 @@ test: $(TEST_STAMP) debs
 	$(BIN)/python -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
+# the noisy real-job corpora (100 MB and 1 GB, then 100 MB without NCCL INFO): rankwatch vs
+# mtail --one_shot vs LC_ALL=C grep -E, median of interleaved runs (mtail and GNU time installed when missing)
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	@command -v mtail >/dev/null && test -x /usr/bin/time || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends mtail time >/dev/null \
+	    || echo "warning: could not install mtail/time; the bench reports them as unavailable"; }
+	$(BIN)/python -m bench --mix noisy --sizes 100,1000
+	$(BIN)/python -m bench --mix noisy-nonccl --sizes 100 --results bench/results/noisy-nonccl.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info

@@ -54,7 +54,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 WORLD = 8
 OOM_RANK = 3
 HOST = "gpu-node-017"
@@ -145,8 +145,11 @@ class RankFile:
         self.bytes = 0
         self.lines = 0
         self.cr = 0
+        self.kinds: dict[str, int] = {}  # physical lines written per kind of content (the mix)
+        self.nccl = True  # False in the mixes without NCCL INFO
 
-    def w(self, s: str) -> None:
+    def w(self, s: str, kind: str = "other") -> None:
+        self.kinds[kind] = self.kinds.get(kind, 0) + s.count("\n")
         self.parts.append(s)
         self.pending += len(s)
         if self.pending >= FLUSH_CHARS:
@@ -285,7 +288,13 @@ class Rank:
 
 
 def nccl_init(job: Job, rk: Rank, t: float) -> None:
-    w, p, pi, r = rk.f.w, rk.pfx, rk.pfx_init, rk.rng
+    if not rk.f.nccl:
+        return
+
+    def w(s: str) -> None:
+        rk.f.w(s, "nccl")
+
+    p, pi, r = rk.pfx, rk.pfx_init, rk.rng
     rank = rk.rank
     w(f"{p}Bootstrap : Using eth0:{job.master_ip}<0>\n")
     w(f"{p}cudaDriverVersion 12040\n")
@@ -422,9 +431,11 @@ def startup_python(job: Job, rk: Rank, t: float) -> None:
 
 def collectives(job: Job, rk: Rank, first: int, lines: list[str], upto: int | None = None) -> None:
     """Append the COLL lines of one step, starting at opCount ``first``."""
+    if not rk.f.nccl:
+        return
     w, p = rk.f.w, rk.pfx
     for i, tpl in enumerate(lines if upto is None else lines[:upto]):
-        w(p + (tpl % (first + i)))
+        w(p + (tpl % (first + i)), "nccl")
 
 
 def train_bar_update(job: Job, rk: Rank, step: int, t: float) -> None:
@@ -442,7 +453,7 @@ def hf_log(job: Job, rk: Rank, step: int, loss: float, gn: float) -> None:
     epoch = step * job.gbs / 2_400_000
     lr = job.lr(step)
     d = {"loss": round(loss, 4), "grad_norm": gn, "learning_rate": float(f"{lr:.3g}"), "epoch": epoch}
-    rk.f.w("\r" + " " * 78 + "\r" + str(d) + "\n")
+    rk.f.w("\r" + " " * 78 + "\r" + str(d) + "\n", "metrics")
 
 
 def eval_block(job: Job, rk: Rank, step: int, t: float) -> None:
@@ -455,7 +466,8 @@ def eval_block(job: Job, rk: Rank, step: int, t: float) -> None:
         "what this DataLoader is going to create. Please be aware that excessive worker creation might get "
         "DataLoader running slow or even freeze, lower the worker number to avoid potential slowness/freeze if "
         "necessary.\n"
-        "  warnings.warn(\n"
+        "  warnings.warn(\n",
+        "logging",
     )
     total = 200 + r.randrange(200)
     rate = 6.0 + r.random() * 3
@@ -471,7 +483,8 @@ def eval_block(job: Job, rk: Rank, step: int, t: float) -> None:
     w("".join(segs))
     # the gather at the end of evaluation, then the result line shares the cleared bar's line
     first = job.op_count
-    w(rk.pfx + (rk.barrier % first))
+    if rk.f.nccl:
+        w(rk.pfx + (rk.barrier % first), "nccl")
     if rk.rank == WORLD - 1:
         ppl = math.exp(min(20.0, job.loss(step)))
         w("-" * 99 + "\n")
@@ -485,7 +498,8 @@ def checkpoint_block(job: Job, rk: Rank, step: int, t: float, upload_fails: bool
     w = rk.f.w
     ts = _ts_ds(t)
     first = job.op_count
-    w(rk.pfx + (rk.barrier % first))
+    if rk.f.nccl:
+        w(rk.pfx + (rk.barrier % first), "nccl")
     if rk.rank == WORLD - 1:
         w(f"saving checkpoint at iteration {step:7d} to /checkpoints/gpt-1.3b\n")
     if rk.rank == 0:
@@ -543,7 +557,8 @@ def deepspeed_step(job: Job, rk: Rank, step: int, t: float) -> None:
     w(
         f"[{_ts_ds(t + 0.001)}] [INFO] [timer.py:260:stop] epoch=0/micro_step={step * 4}/global_step={step}, "
         f"RunningAvgSamplesPerSec={job.gbs / STEP_SECONDS:.10g}, CurrSamplesPerSec={cur:.10g}, "
-        f"MemAllocated={mem:.2f}GB, MaxMemAllocated=38.02GB\n"
+        f"MemAllocated={mem:.2f}GB, MaxMemAllocated=38.02GB\n",
+        "metrics",
     )
 
 
@@ -563,7 +578,7 @@ def megatron_line(job: Job, rk: Rank, step: int, t: float, loss: float, gn: floa
         parts.append(f" grad norm: {gn:.3f} |")
     parts.append(f" number of skipped iterations: {int(skipped):3d} |")
     parts.append(f" number of nan iterations: {0:3d} |")
-    rk.f.w("".join(parts) + "\n")
+    rk.f.w("".join(parts) + "\n", "metrics")
 
 
 def overflow_line(job: Job, rk: Rank, t: float) -> bool:
@@ -573,14 +588,88 @@ def overflow_line(job: Job, rk: Rank, t: float) -> bool:
         rk.f.w(
             f"[{ts}] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
             f"Attempted loss scale: {job.loss_scale}, but hysteresis is {job.hysteresis}. Reducing hysteresis "
-            f"to {job.hysteresis - 1}\n"
+            f"to {job.hysteresis - 1}\n",
+            "metrics",
         )
         return False
     rk.f.w(
         f"[{ts}] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
-        f"Attempted loss scale: {job.loss_scale}, reducing to {job.loss_scale // 2}\n"
+        f"Attempted loss scale: {job.loss_scale}, reducing to {job.loss_scale // 2}\n",
+        "metrics",
     )
     return True
+
+
+# ---------------------------------------------------------------------------
+# the noisy mix: what real jobs add around the metrics (MIXES["noisy"])
+
+_LOGGERS = (
+    ("data.streaming", "shard {a:05d}: prefetched {b} samples in {c:.2f}s (queue {d}/8)"),
+    ("data.tokenizer", "packed {b} sequences ({a} tokens), {c:.1f}% padding"),
+    ("utils.memory", "host memory: rss {c:.1f} GiB, page cache {d}.{a:03d} GiB, pinned 2.00 GiB"),
+    ("trainer.callbacks", "on_step_end: {d} callbacks in {c:.3f}s"),
+    ("checkpoint.async", "background writer idle, {d} pending shards, last flush {c:.1f}s ago"),
+    ("data.sampler", "rank-local sampler at index {a} of {b} (epoch 0, seed 1234)"),
+)
+_STDLIB_NOISE = (
+    "INFO:datasets.iterable_dataset:Resolving shard {a} of {b} in streaming mode",
+    "INFO:torch.distributed.checkpoint:Rank-local plan has {d} items ({a} bytes)",
+    "WARNING:transformers.modeling_utils:`use_cache=True` is incompatible with gradient checkpointing. "
+    "Setting `use_cache=False`.",
+)
+
+
+def noisy_step(job: Job, rk: Rank, step: int, t: float, loss: float, gn: float, mix: str) -> None:
+    """One step's worth of a real job's chatter on one rank: per-rank tqdm fragments, python
+    logging, DeepSpeed timers, a repeating UserWarning, and this rank's own metric line."""
+    r = rk.rng
+    w = rk.f.w
+    ts = _ts_ds(t)
+    # per-rank micro-batch bar: each physical line holds 1-3 \r updates (~12 % of the lines)
+    mb = 16
+    frags = []
+    n = 0
+    for _ in range(5 + (r.random() < 0.5)):
+        parts = []
+        for _ in range(1 + r.randrange(3)):
+            n = min(mb, n + 1 + r.randrange(2))
+            parts.append("\r" + _tqdm(n, mb, n * 0.077, 13.0 + r.random(), f"rank {rk.rank} micro-batches"))
+        frags.append("".join(parts) + "\n")
+    w("".join(frags), "tqdm")
+    # python logging, stdlib logging, DeepSpeed timers (~26 %)
+    out = []
+    for _ in range(4):
+        name, msg = _LOGGERS[r.randrange(len(_LOGGERS))]
+        text = msg.format(a=r.randrange(100000), b=r.randrange(1, 65536), c=r.random() * 9, d=r.randrange(1, 9))
+        out.append(f"{ts} - INFO - {name} - {text}\n")
+    for _ in range(2):
+        tpl = _STDLIB_NOISE[r.randrange(len(_STDLIB_NOISE))]
+        out.append(tpl.format(a=r.randrange(100000), b=r.randrange(1, 4096), d=r.randrange(1, 64)) + "\n")
+    f, b = 110 + r.random() * 20, 230 + r.random() * 30
+    out.append(
+        f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank {rk.rank}] time (ms) | fwd_microstep: {f:.2f} | "
+        f"bwd_microstep: {b:.2f} | bwd_inner_microstep: {b - 11:.2f} | bwd_allreduce_microstep: 10.{r.randrange(100):02d} "
+        f"| step_microstep: {14 + r.random():.2f}\n"
+    )
+    out.append(
+        f"[{ts}] [INFO] [logging.py:128:log_dist] [Rank {rk.rank}] time (ms) | fwd: {f * 4:.2f} | "
+        f"bwd: {b * 4:.2f} | bwd_inner: {(b - 11) * 4:.2f} | bwd_allreduce: {40 + r.random():.2f} | step: {58 + r.random():.2f}\n"
+    )
+    out.append(f"[{ts}] [INFO] [timer.py:264:log] rank={rk.rank} time (ms) | optimizer_step: {12 + r.random():.2f}\n")
+    out.append(
+        f"{TORCH_SITE}/torch/utils/checkpoint.py:87: UserWarning: None of the inputs have requires_grad=True. "
+        "Gradients will be None\n  warnings.warn(\n"
+    )
+    if r.random() < 0.5:
+        out.append(f"{ts} - DEBUG - trainer.hooks - step {step}: {r.randrange(3, 9)} hooks ran\n")
+    w("".join(out), "logging")
+    # this rank's own metric line (a custom loop's logger.info), ~1 per rank-step (~3 % with the rest)
+    own = loss * (1 + 0.004 * (r.random() - 0.5))
+    w(
+        f"{ts} - INFO - train - step {step}/{TRAIN_ITERS} | loss {own:.4f} | grad_norm {gn:.4f} | "
+        f"loss_scale {float(job.loss_scale):.1f} | lr {job.lr(step):.3e} | {STEP_SECONDS:.2f} s/step\n",
+        "metrics",
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -777,7 +866,21 @@ def fatal_sequence(job: Job, ranks: list[Rank], step: int) -> None:
 # driver
 
 
-def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> dict:
+MIXES = {
+    # ~98 % NCCL INFO (NCCL_DEBUG_SUBSYS=INIT,COLL): the original corpus
+    "nccl": {"nccl": True, "noisy": False},
+    # a real job with NCCL_DEBUG=INFO: ~55 % NCCL INFO, ~12 % tqdm fragments, ~26 % other
+    # logging, ~3 % metric and overflow lines, rare tracebacks and the fatal lines
+    "noisy": {"nccl": True, "noisy": True},
+    # the same job without NCCL_DEBUG
+    "noisy-nonccl": {"nccl": False, "noisy": True},
+}
+
+
+def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False, mix: str = "nccl") -> dict:
+    if mix not in MIXES:
+        raise SystemExit(f"--mix must be one of {', '.join(MIXES)}")
+    cfg = MIXES[mix]
     if not 1 <= size_mb <= 4096:
         raise SystemExit("--size-mb must be between 1 and 4096 (10 to 1024 is the supported range)")
     out.mkdir(parents=True, exist_ok=True)
@@ -787,6 +890,8 @@ def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> d
     target_rank = int(size_mb * 1_000_000 / WORLD)
     job = Job(seed)
     ranks = [Rank(job, r, out) for r in range(WORLD)]
+    for rk in ranks:
+        rk.f.nccl = bool(cfg["nccl"])
     t_start = time.perf_counter()
 
     for rk in ranks:
@@ -831,9 +936,12 @@ def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> d
                 )
         job.samples += job.gbs
         megatron_line(job, ranks[-1], step, job.t, loss, gn, overflow)
+        if cfg["noisy"]:
+            for rk in ranks:
+                noisy_step(job, rk, step, job.t, loss, gn, mix)
         if step % DS_PRINT_EVERY == 0:
             deepspeed_step(job, ranks[0], step, job.t)
-        if step % HF_LOG_EVERY == 0:
+        if step % (1 if cfg["noisy"] else HF_LOG_EVERY) == 0:
             hf_log(job, ranks[0], step, loss, gn)
         if step % EVAL_EVERY == 0:
             for rk in ranks:
@@ -860,8 +968,15 @@ def generate(out: Path, size_mb: float, seed: int = 1, quiet: bool = False) -> d
     files = []
     for rk in ranks:
         files.append({"path": rk.f.path.name, "bytes": rk.f.bytes, "lines": rk.f.lines, "cr": rk.f.cr})
+    kinds: dict[str, int] = {}
+    for rk in ranks:
+        for k, v in rk.f.kinds.items():
+            kinds[k] = kinds.get(k, 0) + v
+    total_lines = sum(kinds.values()) or 1
     manifest = {
         "generator_version": GENERATOR_VERSION,
+        "mix": mix,
+        "line_mix": {k: round(v / total_lines, 4) for k, v in sorted(kinds.items())},
         "seed": seed,
         "size_mb": size_mb,
         "world_size": WORLD,
@@ -887,7 +1002,7 @@ def manifest_path(out: Path) -> Path:
     return out.parent / f"{out.name}.manifest.json"
 
 
-def load_manifest(out: Path, size_mb: float, seed: int) -> dict | None:
+def load_manifest(out: Path, size_mb: float, seed: int, mix: str = "nccl") -> dict | None:
     """The manifest of ``out`` if it matches (generator version, seed, size) and every file is intact."""
     try:
         m = json.loads(manifest_path(out).read_text())
@@ -897,6 +1012,7 @@ def load_manifest(out: Path, size_mb: float, seed: int) -> dict | None:
         m.get("generator_version") != GENERATOR_VERSION
         or m.get("seed") != seed
         or m.get("size_mb") != size_mb
+        or m.get("mix", "nccl") != mix
     ):
         return None
     files = m.get("files", [])
@@ -914,12 +1030,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=float, default=10, help="total size of the 8 files in MB (10 to 1024)")
     ap.add_argument("--out", type=Path, required=True, help="target directory (rank0.log … rank7.log)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mix", default="noisy", choices=sorted(MIXES), help="what the job logs (default noisy)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
-    m = generate(a.out, a.size_mb, a.seed, a.quiet)
+    m = generate(a.out, a.size_mb, a.seed, a.quiet, a.mix)
     print(
         f"wrote {a.out}: {m['bytes'] / 1e6:.1f} MB, {m['lines']} lines, {m['cr_segments']} \\r segments, "
-        f"{m['steps']} steps in {m['generate_seconds']} s"
+        f"{m['steps']} steps in {m['generate_seconds']} s; line mix {m['line_mix']}"
     )
     return 0
 

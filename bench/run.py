@@ -2,13 +2,14 @@
 
 For every requested corpus size, on the same files and in the same run, it times
 
-* ``rankwatch diagnose DIR --format json`` (end to end, a fresh process),
+* ``rankwatch diagnose DIR --format json`` (end to end, a fresh process; its files parsed
+  in one worker process per CPU), and the same with ``--jobs 1`` (``rankwatch-1``),
 * ``mtail --one_shot`` with ``bench/mtail/rankwatch.mtail`` (36 fingerprints plus
   numeric extraction),
 * ``LC_ALL=C grep -c -E -f bench/patterns.txt FILES`` (the same 36 patterns),
 
-and reports wall seconds, MB/s, lines/s, CPU seconds and the peak RSS of each
-child process (from ``os.wait4``), the ratios between the tools, how each tool's
+and reports the median of interleaved runs (tool A, B, C, D, then again): wall seconds,
+MB/s, lines/s, CPU seconds and the peak RSS of each child process, the ratios between the tools, how each tool's
 throughput and memory change from the smallest to the largest size, and (for the
 smallest size) whether mtail's per-pattern counts agree with grep's.
 
@@ -42,7 +43,8 @@ ROOT = BENCH.parent
 PATTERNS = BENCH / "patterns.txt"
 MTAIL_DIR = BENCH / "mtail"
 MTAIL_PROG = MTAIL_DIR / "rankwatch.mtail"
-TOOLS = ("rankwatch", "mtail", "grep")
+TOOLS = ("rankwatch", "rankwatch-1", "mtail", "grep")
+RANKWATCH_TOOLS = ("rankwatch", "rankwatch-1")
 MB = 1_000_000
 _GNU_TIME: str | None = None  # set in main()
 
@@ -202,6 +204,8 @@ def tool_version(argv: list[str]) -> str:
 def argv_for(tool: str, corpus: Path, files: list[Path]) -> tuple[list[str], dict[str, str] | None]:
     if tool == "rankwatch":
         return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json"], None
+    if tool == "rankwatch-1":
+        return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json", "--jobs", "1"], None
     if tool == "mtail":
         return [
             mtail_bin() or "mtail",
@@ -213,6 +217,12 @@ def argv_for(tool: str, corpus: Path, files: list[Path]) -> tuple[list[str], dic
             "--logs",
             str(corpus / "rank*.log"),
             "--logtostderr",
+            # one-shot mode still binds its HTTP port (3903 by default): an ephemeral one, so
+            # that two benchmarks, or a real mtail on this machine, do not make it fail
+            "--address",
+            "127.0.0.1",
+            "--port",
+            "0",
         ], None
     if tool == "grep":
         env = dict(os.environ, LC_ALL="C")
@@ -410,7 +420,7 @@ def _mbs(nbytes: int, s: float) -> float:
 def table_for_size(entry: dict) -> str:
     c = entry["corpus"]
     out = [
-        f"corpus {c['size_mb']:g} MB (seed {c['seed']}): {c['files']} files, {c['bytes'] / MB:.1f} MB, "
+        f"corpus {c['size_mb']:g} MB, mix {c.get('mix', 'nccl')} (seed {c['seed']}): {c['files']} files, {c['bytes'] / MB:.1f} MB, "
         f"{_fmt_int(c['lines'])} lines (+{_fmt_int(c['cr_segments'])} \\r-separated tqdm segments), "
         f"{c['steps']} steps; planted: {c['expected']['failure']} on rank {c['expected']['initiator_rank']}",
         "",
@@ -432,6 +442,16 @@ def table_for_size(entry: dict) -> str:
             f"  {tool:<11}{b['runs']:>5}{b['wall_s']:>9.3f}{b['mb_s']:>9.1f}{_fmt_int(b['lines_s']):>12}"
             f"{b['cpu_s']:>8.2f}{b['cpu_mb_s']:>10.1f}{b['maxrss_mb']:>8.1f} MB  {found_text(tool, t['found'])}"
         )
+    if entry.get("line_mix"):
+        out.insert(1, "  line mix: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in entry["line_mix"].items()))
+    if entry.get("same_json") is not None:
+        out.append("")
+        out.append(f"  rankwatch parallel vs --jobs 1: same JSON report: {'yes' if entry['same_json'] else 'NO'}")
+    sp = entry.get("speed", {})
+    if sp:
+        out.append("  " + "; ".join(
+            f"{t}: " + ", ".join(f"{v:.2f}x {o}" for o, v in d.items()) for t, d in sp.items()
+        ) + f"  (MB/s ratios; load average {entry['loadavg_1m']['before']:.1f} -> {entry['loadavg_1m']['after']:.1f})")
     r = entry.get("ratios", {})
     if r:
         out.append("")
@@ -450,7 +470,7 @@ def table_for_size(entry: dict) -> str:
 def found_text(tool: str, f: dict) -> str:
     if not f.get("ok", True):
         return f.get("note", "?")
-    if tool == "rankwatch":
+    if tool in RANKWATCH_TOOLS:
         if not f.get("incidents"):
             return "0 incidents"
         mark = "as planted" if f.get("matches_expected") else "NOT the planted one"
@@ -522,6 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10,100", help="corpus sizes in MB, comma-separated (10 to 1024)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mix", default="noisy", help="corpus mix: noisy (default), noisy-nonccl or nccl (bench/generate.py)")
     ap.add_argument(
         "--keep",
         action="store_true",
@@ -532,16 +553,16 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat",
         type=int,
         default=3,
-        help="at most this many runs per tool and size; the fastest is reported (default 3)",
+        help="at most this many interleaved runs per tool and size; the median is reported (default 3)",
     )
     ap.add_argument(
         "--repeat-budget",
         type=float,
-        default=20.0,
-        help="no further repeats of a tool once its runs on a size took this many seconds "
-        "(default 20: fast tools are run 3 times, mtail on big corpora once)",
+        default=60.0,
+        help="no further runs of a tool once its runs on a size took this many seconds "
+        "(default 60: fast tools run 3 times, mtail on big corpora once)",
     )
-    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of rankwatch,mtail,grep")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of rankwatch,rankwatch-1,mtail,grep")
     ap.add_argument(
         "--profile",
         action="store_true",
@@ -568,12 +589,11 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted({float(s) for s in a.sizes.split(",") if s.strip()})
     tools = [t for t in TOOLS if t in {x.strip() for x in a.tools.split(",")}]
     unavailable: dict[str, str] = {}
-    if "rankwatch" in tools:
+    if set(tools) & set(RANKWATCH_TOOLS):
         ok, why = rankwatch_available()
         if not ok:
-            unavailable["rankwatch"] = (
-                f"unavailable: `{' '.join(rankwatch_cmd())} diagnose --help` failed: {why}"
-            )
+            for t in RANKWATCH_TOOLS:
+                unavailable[t] = f"unavailable: `{' '.join(rankwatch_cmd())} diagnose --help` failed: {why}"
     if "mtail" in tools and not mtail_bin():
         unavailable["mtail"] = "unavailable: mtail not on PATH (apt-get install -y mtail)"
     if "grep" in tools and not shutil.which("grep"):
@@ -636,11 +656,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             print()
         for size in sizes:
-            corpus = a.data_dir / f"{size:g}mb-seed{a.seed}"
-            m = load_manifest(corpus, size, a.seed)
+            corpus = a.data_dir / f"{size:g}mb-{a.mix}-seed{a.seed}"
+            m = load_manifest(corpus, size, a.seed, a.mix)
             if m is None:
                 print(f"generating {corpus} ...", flush=True)
-                m = generate(corpus, size, a.seed)
+                m = generate(corpus, size, a.seed, mix=a.mix)
                 generated.append(corpus)
                 print(
                     f"  {m['bytes'] / MB:.1f} MB, {m['lines']:,} lines in {m['generate_seconds']} s",
@@ -660,31 +680,39 @@ def main(argv: list[str] | None = None) -> int:
                     "cr_segments": m["cr_segments"],
                     "steps": m["steps"],
                     "expected": m["expected"],
+                    "mix": m.get("mix", "nccl"),
                 },
+                "line_mix": m.get("line_mix"),
                 "tools": {},
             }
             out_dir = work / f"{size:g}mb"
+            # interleaved: every tool once, then every tool again, so that a change in the
+            # machine's load hits all of them alike; the median run of each is reported
+            done: dict[str, list[Run]] = {t: [] for t in tools}
+            stopped: set[str] = set(unavailable)
+            for i in range(max(1, a.repeat)):
+                for tool in tools:
+                    if tool in stopped:
+                        continue
+                    if i and sum(r.wall_s for r in done[tool]) >= a.repeat_budget:
+                        continue
+                    cmd, env = argv_for(tool, corpus, files)
+                    r = measure(tool, cmd, out_dir, env=env, timeout=a.timeout, tag=f".{i}")
+                    done[tool].append(r)
+                    if r.error or r.timed_out:
+                        stopped.add(tool)
             for tool in tools:
                 tr = ToolResult(tool)
                 if tool in unavailable:
                     tr.status = unavailable[tool]
                     entry["tools"][tool] = asdict(tr)
                     continue
-                cmd, env = argv_for(tool, corpus, files)
-                best: Run | None = None
-                spent = 0.0
-                for i in range(max(1, a.repeat)):
-                    if i and spent >= a.repeat_budget:
-                        break
-                    r = measure(tool, cmd, out_dir, env=env, timeout=a.timeout, tag=f".{i}")
-                    spent += r.wall_s
+                for r in done[tool]:
                     tr.runs.append(
                         {k: v for k, v in asdict(r).items() if k != "stdout_path"} | {"cpu_s": r.cpu_s}
                     )
-                    if r.error or r.timed_out:
-                        break
-                    if best is None or r.wall_s < best.wall_s:
-                        best = r
+                good = sorted((r for r in done[tool] if not (r.error or r.timed_out)), key=lambda r: r.wall_s)
+                best: Run | None = good[(len(good) - 1) // 2] if good else None  # the median (lower one)
                 last = tr.runs[-1]
                 if best is None:
                     tr.status = "failed: " + (last["error"] or f"timed out after {a.timeout:g} s")
@@ -710,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
                             tr.best["mb_s_after_startup"] = _mbs(nb, best.wall_s - st["wall_s"])
                         if best.cpu_s > st["cpu_s"]:
                             tr.best["cpu_mb_s_after_startup"] = _mbs(nb, best.cpu_s - st["cpu_s"])
-                    if tool == "rankwatch":
+                    if tool in RANKWATCH_TOOLS:
                         tr.found = summarize_rankwatch(Path(best.stdout_path), m["expected"])
                         if best.rc not in (0, 3) and not tr.found.get("ok"):
                             tr.status = f"failed: rc={best.rc}: {best.stderr_tail.strip().splitlines()[-1:]}"
@@ -731,6 +759,12 @@ def main(argv: list[str] | None = None) -> int:
                 shown = f"{tr.best['wall_s']:.3f} s" if tr.status == "ok" else tr.status
                 print(f"  {size:g} MB  {tool:<9} {shown}", flush=True)
             ok = {t: v["best"] for t, v in entry["tools"].items() if v["status"] == "ok"}
+            entry["same_json"] = same_json(done) if all(t in ok for t in RANKWATCH_TOOLS) else None
+            entry["speed"] = {
+                t: {o: ok[t]["mb_s"] / ok[o]["mb_s"] for o in ("mtail", "grep", "rankwatch-1") if o in ok and o != t}
+                for t in RANKWATCH_TOOLS
+                if t in ok
+            }
             ratios = {}
             for other in ("mtail", "grep"):
                 if "rankwatch" in ok and other in ok:
@@ -795,6 +829,19 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(c, ignore_errors=True)
                 manifest_path(c).unlink(missing_ok=True)
     return 0
+
+
+def same_json(done: dict[str, list[Run]]) -> bool:
+    """Every parallel run printed the same report, byte for byte, as every ``--jobs 1`` run."""
+    outs = set()
+    for t in RANKWATCH_TOOLS:
+        for r in done.get(t, []):
+            if not (r.error or r.timed_out):
+                try:
+                    outs.add(Path(r.stdout_path).read_bytes())
+                except OSError:
+                    return False
+    return len(outs) == 1
 
 
 def equivalence_text(e: dict) -> str:

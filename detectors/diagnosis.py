@@ -58,6 +58,7 @@ def incident_dict(inc: Incident, catalog: Catalog, stack: Stack, status: str = "
         "fix_why": fix.why,
         "verify": entry.verify,
         "related": entry.related,
+        **({"stacks": inc.data["stacks"]} if inc.data.get("stacks") else {}),
     }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 __all__ = ["Prefixed", "split_prefixes", "split_progress", "split_progress_postfix"]
 
@@ -76,9 +77,23 @@ _GENERIC_TS = re.compile(
 )
 
 
+@lru_cache(maxsize=64)
+def _day(year: int, month: int, day: int) -> float:
+    """Epoch seconds of a UTC midnight (a job's lines span a few dates: cached, so a timestamp
+    costs a few int() calls instead of a ``strptime``). ValueError for a date that does not exist."""
+    return datetime(year, month, day, tzinfo=UTC).timestamp()
+
+
+def _hms(h: int, m: int, s: int) -> int:
+    if not (0 <= h < 24 and 0 <= m < 60 and 0 <= s < 60):
+        raise ValueError("time of day out of range")
+    return h * 3600 + m * 60 + s
+
+
 def _ts_full(ts: str) -> float | None:
+    """``YYYY-MM-DD[ T_]HH:MM:SS`` (the prefix regexes fix the layout) → epoch seconds, UTC."""
     try:
-        return datetime.strptime(ts.replace("T", " ").replace("_", " "), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+        return _day(int(ts[0:4]), int(ts[5:7]), int(ts[8:10])) + _hms(int(ts[11:13]), int(ts[14:16]), int(ts[17:19]))
     except ValueError:
         return None
 
@@ -87,7 +102,7 @@ def _ts_md(md: str, hms: str, year: int) -> float | None:
     try:
         month, day = divmod(int(md), 100)
         h, m, s = (int(x) for x in hms.split(":"))
-        return datetime(year, month, day, h, m, s, tzinfo=UTC).timestamp()
+        return _day(year, month, day) + _hms(h, m, s)
     except ValueError:
         return None
 
@@ -242,8 +257,8 @@ def split_progress_postfix(segment: str) -> tuple[int | None, str, str | None]:
     Returns the last progress counter seen (``n`` of ``n/total``) and whatever text was
     glued after the last bar (often a log line printed while the bar was open).
     """
-    if "|" not in segment and "it [" not in segment:
-        return None, segment, None  # no bar can be here (the common case: a cheap test first)
+    if "%|" not in segment and "it [" not in segment and ("|" not in segment or "it[" not in segment):
+        return None, segment, None  # no bar can be here (the common case, and pipe-separated metric lines)
     n: int | None = None
     end = 0
     post: str | None = None

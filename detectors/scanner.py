@@ -10,15 +10,91 @@ and aarch64), then Python's ``re``. All three are used with the same patterns;
 Hyperscan and RE2 run in linear time on any input. Candidate lines are a superset of
 the lines a rule's Python regex matches: a false positive only costs a Python regex
 call, never a wrong result.
+
+Noise is rejected by structure, after the scan and only on the candidate lines (a few
+µs each), by a ``NoiseRule`` the parser builds from its rules and metric keys: a metric
+trigger needs a metric key beside a number on the line, and on a line shaped like noise —
+an ``NCCL INFO`` line, or a line of tqdm bar updates only — the soft triggers (metrics,
+throughput) need one too. Fingerprints and the other rules are never vetoed.
+
+Compiling the Hyperscan database takes ~0.3 s; a process may hand the scanner a
+``DatabaseCache`` (``set_database_cache``; the CLI uses ``monitor.scancache``, a file per
+pattern set) to load the serialised database instead. The scanner itself does no I/O.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-__all__ = ["ENGINES", "Scanner", "available_engines"]
+__all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "Scanner", "available_engines", "set_database_cache"]
+
+# noise by shape: the NCCL debug header of an INFO line (``host:pid:tid [dev] [file:line] NCCL INFO``),
+# and a \r-segment that is a tqdm bar and nothing after it (``desc:  42%|████▏     | 5/12 [..]``)
+_NCCL_INFO = re.compile(rb":\d+:\d+ \[\d+\] (?:\S+:\d+ (?:\(\w+\) )?)?NCCL INFO ")
+_BAR_ONLY = re.compile(rb"[^\r\n]*\d{1,3}%\|[^\r\n]*\][ \t]*")
+
+
+@dataclass(frozen=True)
+class NoiseRule:
+    """Which candidate hits structure can reject (rule ids are pattern indexes)."""
+
+    metric_ids: frozenset[int]  # kept only with a metric key beside a number on the line
+    soft_ids: frozenset[int]  # kept on a noise-shaped line only with a metric key beside a number
+    metric_keys: Iterable[str] = ()
+    _pair: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        keys = sorted({k.lower() for k in self.metric_keys if k}, key=len, reverse=True)
+        alt = "|".join(re.escape(k) for k in keys) or "(?!)"
+        # searched in the lower-cased line; no lookbehind, so that re can skip ahead on the first
+        # letters (2 µs a line instead of 6): the word start is checked on each match instead
+        pair = rf"(?:{alt})['\"]?\s{{0,16}}(?:[=:|]|is)?\s{{0,16}}['\"]?(?:tensor\(\[?)?[-+]?(?:\d|\.\d|nan|inf)"
+        object.__setattr__(self, "_pair", re.compile(pair.encode()))
+
+    def has_pair(self, line: bytes) -> bool:
+        """A metric key (as a word; a prefix such as ``eval_`` or ``train/`` may precede it) beside a number."""
+        low = line.lower()
+        for m in self._pair.finditer(low):
+            s = m.start()
+            if s == 0 or not low[s - 1 : s].isalnum():
+                return True
+        return False
+
+    def keep(self, line: bytes, ids: list[int]) -> list[int]:
+        """The ids of ``ids`` that survive on ``line`` (maybe none)."""
+        if self.has_pair(line):
+            return ids
+        drop = self.soft_ids if _noise_shaped(line) else self.metric_ids
+        return [i for i in ids if i not in drop]
+
+
+def _noise_shaped(line: bytes) -> bool:
+    if _NCCL_INFO.search(line) is not None:
+        return True
+    if b"%|" not in line:
+        return False
+    return all(not seg.strip() or _BAR_ONLY.fullmatch(seg) is not None for seg in line.split(b"\r"))
+
+
+class DatabaseCache(Protocol):
+    """Where compiled scan databases are kept between processes (bytes by key)."""
+
+    def load(self, key: str) -> bytes | None: ...
+
+    def store(self, key: str, data: bytes) -> None: ...
+
+
+_DB_CACHE: DatabaseCache | None = None
+
+
+def set_database_cache(cache: DatabaseCache | None) -> None:
+    """Use ``cache`` for the Hyperscan databases of scanners built from now on (None: compile)."""
+    global _DB_CACHE
+    _DB_CACHE = cache
 
 
 def available_engines() -> list[str]:
@@ -73,24 +149,16 @@ def _line_hits(buf: bytes, ends: list[tuple[int, int]]) -> list[Hit]:
 
 
 class Scanner:
-    def __init__(self, patterns: Sequence[str], engine: str | None = None) -> None:
+    def __init__(self, patterns: Sequence[str], engine: str | None = None, noise: NoiseRule | None = None) -> None:
         self.patterns = list(patterns)
+        self.noise = noise
         engines = available_engines()
         if engine is not None and engine not in engines:
             raise ValueError(f"scan engine {engine!r} is not available here (have: {', '.join(engines)})")
         self.engine = engine or engines[0]
         self._py: list[re.Pattern[bytes]] = []
         if self.engine == "hyperscan":
-            import hyperscan
-
-            self._db: Any = hyperscan.Database()
-            flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-            self._db.compile(
-                expressions=[p.encode() for p in self.patterns],
-                ids=list(range(len(self.patterns))),
-                elements=len(self.patterns),
-                flags=[flags] * len(self.patterns),
-            )
+            self._db: Any = _hyperscan_db(self.patterns)
         elif self.engine == "re2":
             import re2
 
@@ -108,6 +176,22 @@ class Scanner:
 
     def scan(self, buf: bytes) -> list[Hit]:
         """Return the candidate lines of ``buf`` with the ids of the rules they matched."""
+        hits = self._scan(buf)
+        noise = self.noise
+        if noise is None:
+            return hits
+        soft = noise.soft_ids
+        out: list[Hit] = []
+        for hit in hits:
+            if soft.isdisjoint(hit[2]):
+                out.append(hit)
+                continue
+            ids = noise.keep(buf[hit[0] : hit[1]], hit[2])
+            if ids:
+                out.append((hit[0], hit[1], ids))
+        return out
+
+    def _scan(self, buf: bytes) -> list[Hit]:
         if not buf:
             return []
         if self.engine == "hyperscan":
@@ -140,6 +224,35 @@ class Scanner:
                 hits.append((start, end, sorted(ids)))
             pos = end + 1
         return hits
+
+
+def _hyperscan_db(patterns: list[str]) -> Any:
+    import hyperscan
+
+    flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+    cache = _DB_CACHE
+    key = hashlib.sha256(
+        "\0".join([f"hyperscan {getattr(hyperscan, '__version__', '?')} block flags {flags}", *patterns]).encode()
+    ).hexdigest()
+    if cache is not None:
+        data = cache.load(key)
+        if data is not None:
+            try:
+                db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+                db.scratch = hyperscan.Scratch(db)
+                return db
+            except Exception:  # hyperscan.error and friends: a stale or damaged entry, recompile
+                pass
+    db = hyperscan.Database()
+    db.compile(
+        expressions=[p.encode() for p in patterns],
+        ids=list(range(len(patterns))),
+        elements=len(patterns),
+        flags=[flags] * len(patterns),
+    )
+    if cache is not None:
+        cache.store(key, hyperscan.dumpb(db))
+    return db
 
 
 _CAPTURE = re.compile(r"\(\?P<\w+>|\((?!\?)")

@@ -16,10 +16,8 @@ import typer
 from rich.console import Console
 
 from detectors.catalog import CatalogError, load_catalog
-from monitor.diagnose import diagnose_paths, diagnose_stream
+from monitor.diagnose import default_jobs, diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
-from monitor.report import render_markdown, render_text
-from monitor.report.html import render_report_html
 
 __all__ = ["app", "main"]
 
@@ -58,6 +56,7 @@ def diagnose(
     baseline: Annotated[list[str] | None, typer.Option("--baseline", help="Logs of a baseline run of the same job (e.g. fp32) to compare speed, eval loss and memory with (repeatable).")] = None,
     expect_speedup: Annotated[float | None, typer.Option("--expect-speedup", min=0.01, help="Speed-up over --baseline the mixed-precision run should reach (default 1.15).")] = None,
     redact: Annotated[bool, typer.Option("--redact", help="Also replace host names, user names, IPs and absolute paths by placeholders (secrets are always redacted).")] = False,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes parsing files in parallel (default: one per CPU; 1 = none). The report is the same for any value.")] = None,
 ) -> None:
     """Diagnose a finished (or running) job's logs: initiating failure, rank, step, root cause, fix."""
     catalog = load_catalog()
@@ -68,13 +67,17 @@ def diagnose(
         if paths == ["-"]:
             result = diagnose_stream(sys.stdin.buffer, job=job, baseline=baseline, expect_speedup=expect_speedup)
         else:
-            result = diagnose_paths(paths, job=job, baseline=baseline, expect_speedup=expect_speedup)
+            result = diagnose_paths(paths, job=job, baseline=baseline, expect_speedup=expect_speedup,
+                                    jobs=jobs or default_jobs())
     except InputError as exc:
         raise _fail(str(exc)) from None
     if paths != ["-"] and not result.files:
         for note in result.notes:
             err.print(f"note: {note}", highlight=False)
         raise _fail(f"no readable log files in {', '.join(paths)}")
+    from monitor.report import render_markdown, render_text  # not on the daemon's path (its RSS)
+    from monitor.report.html import render_report_html
+
     report = result.report
     if redact:
         from detectors.redact import redact as redact_report
@@ -189,6 +192,30 @@ def _serve(cfg: Any) -> None:
 
 
 @app.command()
+def serve(
+    addr: Annotated[str, typer.Option("--addr", help="HOST:PORT to listen on (loopback by default; port 0 picks a free one).")] = "127.0.0.1:19480",
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", help="Also accept this Host name (DNS rebinding protection refuses other names; repeatable).")] = None,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Largest upload accepted, in bytes, all files together (held in memory only).")] = 256 << 20,
+) -> None:
+    """A page on this machine: paste a log or drop files or a whole log folder, read the diagnosis."""
+    import asyncio
+
+    from monitor.web.serve import ServeOptions, run_server
+
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise _fail(f"--addr: expected HOST:PORT, got {addr!r}")
+    opts = ServeOptions(host=host.strip("[]") or "127.0.0.1", port=int(port), allow_hosts=allow_host or [],
+                        max_bytes=max_bytes)
+    try:
+        asyncio.run(run_server(opts, log=lambda m: print(m, flush=True)))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        raise _fail(f"cannot start: {exc.strerror or exc} ({addr})") from None
+
+
+@app.command()
 def aggregate(
     mqtt: Annotated[str, typer.Option("--mqtt", help="mqtt://host:port of the broker the sidecars publish to.")],
     job: Annotated[str, typer.Option("--job", help="Job name (as the sidecars were started).")],
@@ -229,6 +256,30 @@ def check(
         sys.stdout.write(render_check_text(res))
     if res.preflight.errors:
         raise typer.Exit(1)
+
+
+@app.command()
+def stacks(
+    pattern: Annotated[str | None, typer.Option("--pattern", help="Regex on the command line of the rank processes (default: every process with RANK/LOCAL_RANK in its environment).")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help="text or json.")] = Format.text,
+    py_spy: Annotated[str, typer.Option("--py-spy", help="The py-spy executable.")] = "py-spy",
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per process.")] = 5.0,
+) -> None:
+    """Sample every local rank's stack now (py-spy) and print them grouped, the odd rank out first."""
+    from monitor.stacks import Sampler, StackSettings, render_stacks, stacks_json
+
+    try:
+        settings = StackSettings.model_validate({"pattern": pattern, "py_spy": py_spy, "timeout": timeout})
+    except ValueError as exc:
+        raise _fail(f"--pattern: {exc}") from None
+    sample = Sampler(settings).sample()
+    if format is Format.json:
+        sys.stdout.write(json.dumps(stacks_json(sample), indent=2, ensure_ascii=False) + "\n")
+    elif not sample.problem:
+        sys.stdout.write(render_stacks(sample))
+    if sample.problem:
+        err.print(f"rankwatch: {sample.problem}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
 
 
 @app.command()
@@ -277,6 +328,9 @@ def demo(
 
 
 def main() -> None:
+    from monitor.scancache import install
+
+    install()  # compiled scan databases are reused between runs
     try:
         app()
     except CatalogError as exc:

@@ -18,6 +18,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from monitor.stacks import StackSettings
+
 __all__ = ["DEFAULT_METRICS_ADDR", "ConfigError", "Limits", "Settings", "load_config"]
 
 # Prometheus' list of default exporter ports fills 9100-9999, so rankwatch stays out of it.
@@ -45,6 +47,8 @@ class Settings(BaseSettings):
     logs: list[str] = Field(default_factory=lambda: ["./**/*.log"], description="glob patterns of the per-rank logs")
     job: str = Field("job", min_length=1, max_length=200, description="job name (metric label, MQTT topic)")
     metrics_addr: str = Field(DEFAULT_METRICS_ADDR, description="HOST:PORT for /metrics, /healthz, /api/incidents")
+    allow_hosts: list[str] = Field(default_factory=list, description="Host names the live page answers to besides "
+                                   "localhost, IP addresses and `host` (DNS rebinding protection)")
     state_dir: Path = Field(Path(".rankwatch"), description="checkpoint directory")
     rescan_interval: float = Field(2.0, gt=0, le=3600, description="seconds between glob rescans (the source of truth)")
     poll_interval: float = Field(0.25, gt=0, le=60, description="seconds between reads when inotify gives no hint")
@@ -62,6 +66,8 @@ class Settings(BaseSettings):
                       description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
+    stacks: StackSettings = Field(default_factory=lambda: StackSettings.model_validate({}),
+                                  description="live stacks of the ranks on a stall (py-spy)")
 
     @field_validator("metrics_addr")
     @classmethod

@@ -5,7 +5,12 @@
 - rescanner: every ``rescan_interval`` reconciles files with the globs (the truth: inotify
   misses NFS/Lustre writes and can overflow);
 - checkpointer: every ``checkpoint_interval`` writes positions + engine state atomically;
-- HTTP: aiohttp serving ``/metrics``, ``/healthz``, ``/api/incidents``.
+- HTTP: aiohttp serving ``/metrics``, ``/healthz``, ``/api/incidents`` and the live page ``/``
+  (``monitor/web/live.py``).
+On suspicion only (a stall opens, or the first collective timeout line arrives) one
+bounded round of ``py-spy dump`` over this node's ranks runs in a worker thread
+(monitor/stacks.py); its verdict names the hung rank (``LiveEngine.set_stacks``) and, with
+MQTT, the node's reduced stacks go to the aggregator, which compares every node's.
 SIGTERM/SIGINT: read what is left, evaluate, write a final checkpoint, exit 0.
 """
 
@@ -17,7 +22,7 @@ import json
 import os
 import signal
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,12 +33,15 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from detectors.events import Event, EventKind
 from detectors.parse import default_parser
+from detectors.stall import suspicion
 from monitor import checkpoint
 from monitor.config import Settings
 from monitor.live import Change, LiveEngine
 from monitor.metrics import RankwatchCollector
 from monitor.mqtt import SCHEMA, EventPayload, Outbox, Publisher, decode_event, encode_event, parse_url, topic
+from monitor.stacks import Sampler, StackSummary, summary
 from monitor.tailer import Tailer, glob_base
+from monitor.web.live import add_live_page
 
 __all__ = ["Daemon"]
 
@@ -90,7 +98,7 @@ class Daemon:
         self.seen_ids: OrderedDict[str, None] = OrderedDict()  # aggregator: event ids already folded in
         if cfg.mqtt:
             outbox = Outbox(max_events=cfg.mqtt_outbox)
-            sub = topic(cfg.job, "findings", "#") if cfg.aggregate else None
+            sub = [topic(cfg.job, "findings", "#"), topic(cfg.job, "stacks", "+")] if cfg.aggregate else None
             self.publisher = Publisher(parse_url(cfg.mqtt), cfg.job, host=cfg.host, outbox=outbox, log=log,
                                        subscribe=sub, on_message=self._remote if cfg.aggregate else None,
                                        cafile=str(cfg.mqtt_cafile) if cfg.mqtt_cafile else None,
@@ -112,6 +120,13 @@ class Daemon:
         self.hint_seen = False  # an inotify event arrived since the last rescan
         self.saved_mark: tuple[int, int, int, int] | None = None
         self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
+        self.sampler = Sampler(cfg.stacks) if cfg.stacks.enabled else None
+        self.stack_samples: Counter[str] = Counter()  # rankwatch_stack_samples_total{result}
+        self.collector.stack_samples = self.stack_samples
+        self.sampled: set[tuple[str, int | None]] = set()  # suspicions already sampled
+        self.sampling: asyncio.Task[None] | None = None
+        self.stack_problem = ""  # said once
+        self.summaries: dict[str, StackSummary] = {}  # aggregator: latest per host
 
     # ------------------------------------------------------------------ engine glue
     def _sink(self, events: list[Event]) -> None:
@@ -132,6 +147,9 @@ class Daemon:
 
     def _remote(self, t: str, payload: bytes) -> None:
         """Aggregator: one event from any node of the job (duplicates dropped by id)."""
+        if t.startswith(topic(self.cfg.job, "stacks", "")):
+            self._remote_stacks(payload)
+            return
         try:
             p = EventPayload.model_validate_json(payload)
         except ValueError:
@@ -147,8 +165,61 @@ class Daemon:
         self.dirty = True
         self.wake.set()
 
+    # ------------------------------------------------------------------ stacks
+    def _suspicion(self) -> tuple[str, int | None] | None:
+        return suspicion(self.engine.state, self.engine.stall_step)
+
+    def _maybe_sample(self) -> None:
+        key = self._suspicion()
+        if (key is None or key in self.sampled or self.sampler is None or self.sampling is not None
+                or self.stopping.is_set() or not self.cfg.logs):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # evaluated outside the daemon's loop (a final drain, a test): no sampling
+        self.sampled.add(key)
+        self.sampling = loop.create_task(self._sample(key[1]))
+
+    async def _sample(self, step: int | None) -> None:
+        assert self.sampler is not None
+        try:
+            s = await asyncio.to_thread(self.sampler.sample, self.cfg.host)
+        finally:
+            self.sampling = None
+        self.stack_samples.update(s.results)
+        if s.problem and not self.stack_problem:
+            self.stack_problem = s.problem
+            self.log(f"rankwatch: stacks: {s.problem}; naming a hung rank from the logs only")
+        if self.publisher is not None and s.stacks:
+            summ = summary(self.cfg.job, self.cfg.host, step, s)
+            self.publisher.outbox.put_event(topic(self.cfg.job, "stacks", self.cfg.host), summ.dump())
+        if s.verdict is not None and not self.cfg.aggregate:
+            self.engine.set_stacks(step, s.verdict, len(s.stacks))
+            self.dirty = True
+            self.wake.set()
+
+    def _remote_stacks(self, payload: bytes) -> None:
+        """Aggregator: one node's stacks; the job's verdict compares every node's ranks."""
+        try:
+            summ = StackSummary.model_validate_json(payload)
+        except ValueError:
+            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+            return
+        if summ.job != self.cfg.job:
+            return
+        self.summaries[summ.host] = summ
+        from detectors.stacks import compare
+
+        same = [x for x in self.summaries.values() if x.step == summ.step]
+        stacks = [rs for x in same for rs in x.stacks()]
+        self.engine.set_stacks(summ.step, compare(stacks, [r for x in same for r in x.unsampled]), len(stacks))
+        self.dirty = True
+        self.wake.set()
+
     def evaluate(self) -> list[Change]:
         changes = self.engine.evaluate(self.clock())
+        self._maybe_sample()
         if self.on_change is not None:
             for c in changes:
                 self.on_change(c)
@@ -198,6 +269,9 @@ class Daemon:
         app.router.add_get("/metrics", metrics)
         app.router.add_get("/healthz", healthz)
         app.router.add_get("/api/incidents", api_incidents)
+        # the live incidents page at / (and the Host check + security headers for browsers)
+        add_live_page(app, lambda: self.engine.report(), lambda: self.engine.state,
+                      allowed_hosts=[self.cfg.host_port[0], self.cfg.host, *self.cfg.allow_hosts])
         return app
 
     async def start_http(self) -> tuple[str, int]:
@@ -214,6 +288,7 @@ class Daemon:
     # ------------------------------------------------------------------ loops
     async def _reader(self) -> None:
         last_eval = 0.0
+        eval_cost = eval_end = 0.0
         while not self.stopping.is_set():
             # with inotify hints a write wakes us at once; polling is only the fallback
             # (NFS/Lustre, no inotify), so a quiet job costs almost nothing
@@ -226,9 +301,17 @@ class Daemon:
             now = self.clock()
             # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
             if self.dirty or now - last_eval >= self.tick:
+                # the correlator re-reads the whole job: with thousands of ranks that takes
+                # milliseconds, so while events pour in it runs at most every 4x its own cost
+                # (a small job's costs microseconds: it still runs on every wake)
+                if (rest := 4 * eval_cost - (time.perf_counter() - eval_end)) > 0:
+                    await asyncio.sleep(rest)
                 self.dirty = False
                 last_eval = now
+                t0 = time.perf_counter()
                 self.evaluate()
+                eval_end = time.perf_counter()
+                eval_cost = eval_end - t0
 
     def _hinted(self) -> None:
         self.hint_seen = True
@@ -296,6 +379,8 @@ class Daemon:
         try:
             await self.stopping.wait()
         finally:
+            if self.sampling is not None:
+                tasks.append(self.sampling)  # a py-spy round in its thread ends within its deadline
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

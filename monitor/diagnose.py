@@ -1,24 +1,42 @@
-"""Offline diagnosis: read a finished job's files through the same engine as the daemon."""
+"""Offline diagnosis: read a finished job's files through the same engine as the daemon.
+
+Every file goes through one ``detectors.engine.Engine`` (parse → detect → correlate), the
+object the live daemon drives too. With several files and ``jobs`` > 1, the files are
+parsed in worker processes (``monitor.parallel``); their event streams are fed, in file
+order, into the one engine, so the report is the same, byte for byte, as with ``jobs=1``.
+Pasted text and small files that a terminal hard-wrapped are rejoined first
+(``detectors.unwrap``), the same way in every path.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from detectors.detect import JobState
-from detectors.diagnosis import build_report
+from detectors.engine import Engine
 from detectors.events import EventKind
-from detectors.parse import LogParser, default_parser
+from detectors.parse import default_parser
 from detectors.parsers.base import FileState, JobParseState
+from detectors.unwrap import unwrap
 from monitor.inputs import InputError, LogFile, discover
 from monitor.reader import ChunkReader
 
-__all__ = ["DiagnoseResult", "diagnose_paths", "diagnose_stream"]
+if TYPE_CHECKING:
+    from monitor.parallel import ParallelFiles
+
+__all__ = ["DiagnoseResult", "diagnose_files", "diagnose_paths", "diagnose_stream", "open_log"]
 
 CHUNK = 8 << 20
+PARALLEL_MIN_BYTES = 16 << 20  # below this, starting workers costs more than it saves
+UNWRAP_MAX = 8 << 20  # pastes and small files are checked for a terminal's hard wrap
 
 
 @dataclass
@@ -31,26 +49,40 @@ class DiagnoseResult:
     state: JobState | None = None  # the detect stage's state (the HTML report's timeline reads it)
 
 
-def _year(path: Path) -> int:
+def _year(lf: LogFile) -> int:
+    if lf.data is not None:
+        return time.gmtime().tm_year
     try:
-        return time.gmtime(path.stat().st_mtime).tm_year
+        return time.gmtime(lf.path.stat().st_mtime).tm_year
     except OSError:
         return time.gmtime().tm_year
 
 
-def _read_error_json(lf: LogFile, parser: LogParser, fstate: FileState, state: JobState) -> None:
+def open_log(lf: LogFile) -> IO[bytes]:
+    """A log file's bytes: rejoined when small and hard-wrapped, streamed otherwise."""
+    if lf.data is not None:
+        return io.BytesIO(unwrap(lf.data) if len(lf.data) <= UNWRAP_MAX else lf.data)
+    with contextlib.suppress(OSError):
+        if lf.path.stat().st_size <= UNWRAP_MAX:
+            return io.BytesIO(unwrap(lf.path.read_bytes()))
+    return lf.path.open("rb")
+
+
+def _read_error_json(lf: LogFile, engine: Engine, fstate: FileState) -> None:
     try:
-        doc = json.loads(lf.path.read_text(encoding="utf-8", errors="replace"))
+        raw = lf.data if lf.data is not None else lf.path.read_bytes()
+        doc = json.loads(raw.decode("utf-8", errors="replace"))
         msg = doc["message"]
         text = msg["message"] if isinstance(msg, dict) else str(msg)
     except (ValueError, KeyError, TypeError, OSError):
         return
-    for ev in parser.parse_line(text.splitlines()[0] if text else "", 1, fstate):
-        if ev.kind is EventKind.MATCH:
-            state.add(ev)
+    events = engine.parser.parse_line(text.splitlines()[0] if text else "", 1, fstate)
+    engine.add([ev for ev in events if ev.kind is EventKind.MATCH])
 
 
-def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) -> tuple[int, int]:
+def feed_stream(fh: Any, engine: Engine, fstate: FileState,
+                progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Feed one file to the engine; ``progress`` is told the size of each chunk read."""
     reader = ChunkReader()
     nbytes = 0
     while True:
@@ -58,39 +90,89 @@ def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) 
         if not data:
             break
         nbytes += len(data)
+        if progress is not None:
+            progress(len(data))
         buf, first = reader.feed(data)
         if buf:
-            for ev in parser.parse_chunk(buf, first, fstate):
-                state.add(ev)
+            engine.feed(buf, first, fstate)
     buf, first = reader.flush()
     if buf:
-        for ev in parser.parse_chunk(buf, first, fstate):
-            state.add(ev)
+        engine.feed(buf, first, fstate)
     return nbytes, reader.lines_done
 
 
+def file_state(lf: LogFile, jps: JobParseState) -> FileState:
+    return FileState(path=lf.display, rank=lf.rank, local_rank=lf.local_rank, attempt=lf.attempt,
+                     year=_year(lf), job=jps)
+
+
+def default_jobs() -> int:
+    """Worker processes for ``diagnose``: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None = None,
-                   baseline: list[str] | None = None, expect_speedup: float | None = None) -> DiagnoseResult:
+                   baseline: list[str] | None = None, expect_speedup: float | None = None,
+                   jobs: int = 1) -> DiagnoseResult:
     """Diagnose ``paths``; with ``baseline`` (another run of the same job, e.g. in fp32) the seed
-    symptoms (speed-up, accuracy, memory, early loss) are also judged against that run."""
+    symptoms (speed-up, accuracy, memory, early loss) are also judged against that run.
+    ``jobs`` > 1 parses the log files in that many worker processes (when there are at least
+    two files and ``PARALLEL_MIN_BYTES`` of them); the result is the same as with 1."""
     base = _baseline(baseline, engine) if baseline else None
     files, notes = discover(paths)
-    parser = default_parser(engine)
     name = job or (Path(paths[0]).resolve().name if paths else "job")
-    state = JobState(job=name)
-    jps = JobParseState()
+    return diagnose_files(files, notes, name, engine=engine, base=base, baseline=baseline,
+                          expect_speedup=expect_speedup, jobs=jobs)
+
+
+def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: str | None = None,
+                   base: DiagnoseResult | None = None, baseline: list[str] | None = None,
+                   expect_speedup: float | None = None, progress: Callable[[int], None] | None = None,
+                   jobs: int = 1) -> DiagnoseResult:
+    """Diagnose files already found (on disk, or in memory: ``LogFile.data``) as one job named
+    ``name``; ``progress`` is told the number of bytes of each chunk as it is read."""
+    eng = Engine(name, parser=default_parser(engine))
     result = DiagnoseResult(report={}, files=files, notes=notes)
     # error.json files last: the per-rank logs already carry the same exception text
-    for lf in sorted(files, key=lambda f: f.kind == "error_json"):
-        fstate = FileState(path=lf.display, rank=lf.rank, local_rank=lf.local_rank, attempt=lf.attempt,
-                           year=_year(lf.path), job=jps)
-        state.note_file(lf.rank, lf.local_rank)
+    ordered = sorted(files, key=lambda f: f.kind == "error_json")
+    logs = [lf for lf in ordered if lf.kind != "error_json"]
+    streams = None
+    if (jobs > 1 and progress is None and len(logs) > 1 and all(lf.data is None for lf in logs)
+            and _total_bytes(logs) >= PARALLEL_MIN_BYTES):
+        from monitor.parallel import ParallelFiles
+
+        streams = ParallelFiles(logs, engine, eng.job_parse, min(jobs, len(logs)))
+    try:
+        _read_files(ordered, eng, streams, result, notes, progress)
+    except BaseException:
+        if streams is not None:
+            streams.close(abort=True)
+        raise
+    if streams is not None:
+        streams.close()
+    _compare(eng.state, notes, base, baseline, expect_speedup)
+    result.report = eng.report(files=len(files), notes=notes)
+    result.state = eng.state
+    return result
+
+
+def _read_files(ordered: list[LogFile], eng: Engine, streams: ParallelFiles | None, result: DiagnoseResult,
+                notes: list[str], progress: Callable[[int], None] | None) -> None:
+    for lf in ordered:
+        fstate = file_state(lf, eng.job_parse)
+        eng.state.note_file(lf.rank, lf.local_rank)
         if lf.kind == "error_json":
-            _read_error_json(lf, parser, fstate, state)
+            _read_error_json(lf, eng, fstate)
             continue
         try:
-            with lf.path.open("rb") as fh:
-                n, lines = feed_stream(fh, parser, fstate, state)
+            if streams is not None:
+                n, lines = streams.feed(lf, fstate, eng.state)
+            else:
+                with open_log(lf) as fh:
+                    n, lines = feed_stream(fh, eng, fstate, progress)
         except OSError as exc:
             notes.append(f"could not read {lf.display}: {exc.strerror or exc}")
             continue
@@ -98,10 +180,14 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
         result.lines += lines
         if n == 0:
             notes.append(f"{lf.display} is empty")
-    _compare(state, notes, base, baseline, expect_speedup)
-    result.report = build_report(state, files=len(files), notes=notes)
-    result.state = state
-    return result
+
+
+def _total_bytes(files: list[LogFile]) -> int:
+    total = 0
+    for lf in files:
+        with contextlib.suppress(OSError):
+            total += lf.path.stat().st_size
+    return total
 
 
 def _baseline(paths: list[str], engine: str | None) -> DiagnoseResult:
@@ -128,12 +214,30 @@ def _compare(state: JobState, notes: list[str], base: DiagnoseResult | None, pat
 
 def diagnose_stream(fh: Any, name: str = "stdin", job: str | None = None,
                     baseline: list[str] | None = None, expect_speedup: float | None = None) -> DiagnoseResult:
+    """Diagnose one stream (standard input: a paste); a paste up to ``UNWRAP_MAX`` is rejoined
+    if a terminal hard-wrapped it."""
     base = _baseline(baseline, None) if baseline else None
-    parser = default_parser()
-    state = JobState(job=job or name)
-    fstate = FileState(path=name, year=time.gmtime().tm_year)
-    n, lines = feed_stream(fh, parser, fstate, state)
+    eng = Engine(job or name)
+    fstate = eng.open_file(name, year=time.gmtime().tm_year)
+    head = fh.read(UNWRAP_MAX + 1)
+    src: Any = io.BytesIO(unwrap(head)) if len(head) <= UNWRAP_MAX else _Chain(head, fh)
+    n, lines = feed_stream(src, eng, fstate)
     notes: list[str] = []
-    _compare(state, notes, base, baseline, expect_speedup)
-    return DiagnoseResult(report=build_report(state, files=1, notes=notes), notes=notes, bytes_read=n, lines=lines,
-                          state=state)
+    _compare(eng.state, notes, base, baseline, expect_speedup)
+    return DiagnoseResult(report=eng.report(files=1, notes=notes), notes=notes, bytes_read=n, lines=lines,
+                          state=eng.state)
+
+
+class _Chain:
+    """``head`` (already read) followed by the rest of ``fh``."""
+
+    def __init__(self, head: bytes, fh: Any) -> None:
+        self.head: bytes | None = head
+        self.fh = fh
+
+    def read(self, n: int) -> bytes:
+        if self.head:
+            out, self.head = self.head, None
+            return out
+        data: bytes = self.fh.read(n)
+        return data

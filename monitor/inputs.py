@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["InputError", "LogFile", "discover", "path_ranks"]
+__all__ = ["InputError", "LogFile", "discover", "from_memory", "path_ranks"]
 
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 _SKIP_SUFFIX = {".gz", ".bz2", ".xz", ".zst", ".zip", ".tar", ".png", ".jpg", ".jpeg", ".pt", ".pth", ".bin", ".safetensors", ".ckpt", ".npy", ".npz", ".pkl", ".so", ".pyc", ".parquet", ".arrow"}
@@ -41,6 +41,7 @@ class LogFile:
     attempt: int | None = None
     kind: str = "log"  # "log" or "error_json"
     notes: list[str] = field(default_factory=list)
+    data: bytes | None = None  # the content, for files that exist only in memory (``rankwatch serve``)
 
 
 def path_ranks(rel: str) -> tuple[int | None, int | None, int | None]:
@@ -66,6 +67,11 @@ def _looks_binary(path: Path) -> bool:
             head = fh.read(8192)
     except OSError:
         return False
+    return _binary_head(head)
+
+
+def _binary_head(head: bytes) -> bool:
+    head = head[:8192]
     if not head:
         return False
     if head.startswith((b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b", b"\x89PNG", b"\x80\x02", b"\x80\x04")):
@@ -110,4 +116,27 @@ def discover(paths: list[str]) -> tuple[list[LogFile], list[str]]:
                 continue
             rank, local, attempt = path_ranks(rel)
             files.append(LogFile(p, rel, rank, local, attempt))
+    return files, notes
+
+
+def from_memory(items: list[tuple[str, bytes]]) -> tuple[list[LogFile], list[str]]:
+    """The same classification as ``discover`` for files held in memory (relative path, content):
+    dropped folders keep their relative paths, so torchrun ``--log-dir`` layouts are understood."""
+    files: list[LogFile] = []
+    notes: list[str] = []
+    for raw, data in items:
+        rel = raw.replace("\\", "/").lstrip("/")
+        p = Path(rel)
+        if any(part in _SKIP_DIRS for part in p.parts[:-1]):
+            continue
+        if p.suffix.lower() in _SKIP_SUFFIX:
+            notes.append(f"skipped {rel}: not a text log ({p.suffix})")
+        elif p.name == "error.json":
+            rank, local, attempt = path_ranks(str(p.parent / "stderr.log"))
+            files.append(LogFile(p, rel, rank, local, attempt, kind="error_json", data=data))
+        elif p.suffix.lower() == ".json" or _binary_head(data):
+            notes.append(f"skipped {rel}: binary or not a log")
+        else:
+            rank, local, attempt = path_ranks(rel)
+            files.append(LogFile(p, rel, rank, local, attempt, data=data))
     return files, notes

@@ -11,12 +11,15 @@ Stalls need time, not lines: when no rank has made progress for ``stall_factor``
 median step time (never less than ``stall_floor`` seconds) and the job has not ended, a
 ``rank_hang`` incident opens long before the NCCL watchdog fires; it names the rank
 that is behind when one is, else ``null``. Time is injected (``now``), so tests step it.
+
+While a stall is open, ``stall_step`` says after which step it started: the daemon then
+samples every rank's stack (monitor/stacks.py) and hands the verdict back with
+``set_stacks``; a verdict with an outlier names that rank in the stall incident, with its
+frames as evidence (``stacks`` in the incident), before any collective timeout.
 """
 
 from __future__ import annotations
 
-import hashlib
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +29,8 @@ from detectors.detect import JobState
 from detectors.diagnosis import build_report, choose_stack, incident_dict
 from detectors.events import Event, Source
 from detectors.redact import redact
+from detectors.stacks import StackVerdict
+from detectors.stall import HANG_LIKE, stall_incident
 
 __all__ = ["Change", "LiveEngine"]
 
@@ -59,6 +64,8 @@ class LiveEngine:
     started: float | None = None
     node_mode: bool = False  # one node of a multi-node job: collateral-only verdicts do not page
     max_ranks: int = 65536
+    stall_step: int | None = None  # the open stall started after this step (None: no stall)
+    stacks: tuple[int | None, StackVerdict, int] | None = None  # (stall step, verdict, ranks sampled)
 
     def __post_init__(self) -> None:
         self.state = JobState(job=self.job, catalog=self.catalog, max_ranks=self.max_ranks)
@@ -86,42 +93,29 @@ class LiveEngine:
             stall = self.stall(now, incs)
             if stall is not None:
                 incs = [stall, *incs]
+            elif (self.stacks is not None and incs and incs[0].failure in HANG_LIKE and self._stacks_current()
+                  and incs[0].rank in (None, self.stacks[1].outlier)):
+                # the timeouts arrived: the stacks stay evidence of the log-based verdict (when they agree)
+                _with_stacks(incs[0], self.stacks[1], self.stacks[2], name=incs[0].rank is None)
         return incs
 
+    def _stacks_current(self) -> bool:
+        steps = [rs.last_step for rs in self.state.ranks.values() if rs.last_step is not None]
+        return self.stacks is not None and self.stacks[0] == (max(steps) if steps else None)
+
+    def set_stacks(self, step: int | None, verdict: StackVerdict, sampled: int) -> None:
+        """The stack verdict for the stall that started after ``step``."""
+        self.stacks = (step, verdict, sampled)
+
     def stall(self, now: float, incs: list[Incident]) -> Incident | None:
-        st = self.state
-        if st.finished or any(i.severity == "critical" for i in incs):
-            return None
-        progress = {k: rs for k, rs in st.ranks.items() if rs.progress_wall is not None}
-        if not progress:
-            return None
-        intervals = [x for rs in progress.values() for x in rs.step_intervals if x > 0]
-        median = statistics.median(intervals) if intervals else 0.0
-        threshold = max(self.stall_floor, self.stall_factor * median)
-        latest = max(rs.progress_wall for rs in progress.values() if rs.progress_wall is not None)
-        if now - latest < threshold:
-            return None
-        steps = {k: rs.last_step for k, rs in progress.items() if rs.last_step is not None}
-        behind = None
-        if steps and len(set(steps.values())) > 1:
-            low = min(steps.values())
-            lows = [k for k, s in steps.items() if s == low]
-            if len(lows) == 1 and lows[0] is not None and lows[0][0] == "g":
-                behind = lows[0][1]
-        rs = progress[next(iter(progress))]
-        src = rs.samples[-1].source if rs.samples else Source("<live>", 0, "")
-        e = self.catalog["rank_hang"]
-        last = max(steps.values()) if steps else None
-        narrative = [
-            f"No rank has made progress for {now - latest:.0f} s (threshold {threshold:.0f} s = "
-            f"max({self.stall_floor:.0f} s, {self.stall_factor:g} x median step time {median:.1f} s)); last step {last}.",
-            (f"Rank {behind} is behind its peers." if behind is not None else
-             "Every rank stopped at the same step, so the logs cannot tell yet which one hung: "
-             "run `py-spy dump --pid PID` on each rank; the collective timeouts will name it later."),
-        ]
-        iid = "rank_hang-" + hashlib.sha1(f"{self.job}|stall|{last}".encode()).hexdigest()[:10]
-        return Incident(iid, "rank_hang", "critical", e.title, e.hardware, behind, last, None, [src], [], narrative,
-                        {"stall_seconds": round(now - latest, 1), "threshold_seconds": round(threshold, 1)})
+        inc = self._stall(now, incs)
+        self.stall_step = inc.step if inc is not None else None
+        if inc is not None and self.stacks is not None and self.stacks[0] == inc.step:
+            _with_stacks(inc, self.stacks[1], self.stacks[2])
+        return inc
+
+    def _stall(self, now: float, incs: list[Incident]) -> Incident | None:
+        return stall_incident(self.state, now, self.stall_floor, self.stall_factor, incs)
 
     def evaluate(self, now: float) -> list[Change]:
         """Diff the current verdict against what was published; return what changed."""
@@ -135,7 +129,7 @@ class LiveEngine:
                 # this node only sees consequences: the aggregator names the initiator
                 d["severity"] = "info"
                 d["scope"] = "node"
-            fp = repr((d["severity"], d["failure"], d["initiator"], d["collateral"]))
+            fp = repr((d["severity"], d["failure"], d["initiator"], d["collateral"], d.get("stacks")))
             seen.add(inc.id)
             pub = self.published.get(inc.id)
             if pub is None:
@@ -184,3 +178,24 @@ class LiveEngine:
         out.sort(key=lambda d: (d["status"] != "open", order.get(d["id"], 1 << 30)))
         rep["incidents"] = out
         return rep
+
+
+def _with_stacks(inc: Incident, v: StackVerdict, sampled: int, name: bool = True) -> None:
+    """Add a stack verdict to an incident: the outlier's frames become evidence, and with
+    ``name`` the outlier becomes the initiating rank."""
+    groups = [{"ranks": list(g.ranks), "where": g.place.kind.value, "name": g.place.name,
+               "frames": [f.text() for f in g.place.frames]} for g in v.groups[:8]]
+    inc.data["stacks"] = {"outlier": v.outlier, "reason": v.reason, "collective": v.collective,
+                          "waiting": list(v.waiting), "frames": v.evidence(), "groups": groups,
+                          "sampled": sampled, "unsampled": list(v.unsampled)}
+    if v.outlier is None:
+        inc.narrative.append(f"Stacks of {sampled} rank(s) sampled: {v.reason}.")
+        return
+    said = f"Live stacks (py-spy): {v.reason}. Rank {v.outlier} is where to look."
+    if name:
+        inc.rank = v.outlier
+    if len(inc.narrative) > 1 and inc.narrative[1].startswith("Every rank stopped"):
+        inc.narrative[1] = said  # the logs could not tell; the stacks can
+    else:
+        inc.narrative.insert(1, said)
+    inc.evidence[:0] = [Source(f"py-spy dump of rank {v.outlier}", 0, t) for t in v.evidence()[:6]]

@@ -52,6 +52,7 @@ METRICS: tuple[MetricDef, ...] = (
     MetricDef("rankwatch_rotations", "counter", (), "File rotations seen (rename+create, recreate)."),
     MetricDef("rankwatch_truncations", "counter", (), "Truncations seen (copytruncate, relaunch)."),
     MetricDef("rankwatch_rank_restarts", "counter", _JR, "A rank's log was truncated in place (relaunch)."),
+    MetricDef("rankwatch_stack_samples", "counter", ("result",), "Stack samples of rank processes (py-spy), by result."),
     MetricDef("rankwatch_dropped", "counter", ("reason",), "Data dropped, by reason (never silently)."),
 )
 

@@ -44,6 +44,7 @@ class RankwatchCollector(Collector):
         self.max_ranks = max_ranks
         self.label_drops = 0
         self.publisher: Any = None  # monitor.mqtt.Publisher when MQTT is on
+        self.stack_samples: Any = None  # Counter[str]: py-spy results by kind (monitor/stacks.py)
 
     def _allowed_ranks(self) -> set[int]:
         """The lowest ``max_ranks`` global ranks: the only rank label values exported (every
@@ -128,6 +129,13 @@ class RankwatchCollector(Collector):
         for rank, n in sorted(s.restarts.items()):
             restarts.add_metric([job, str(rank)], n)
         yield restarts
+        if self.stack_samples is not None:
+            from monitor.stacks import RESULTS
+
+            samples = _family("rankwatch_stack_samples")
+            for result in RESULTS:
+                samples.add_metric([result], self.stack_samples.get(result, 0))
+            yield samples
         dropped = _family("rankwatch_dropped")
         reasons = dict(s.dropped)
         if self.publisher is not None:

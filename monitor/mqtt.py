@@ -191,7 +191,7 @@ class Publisher:
     """One long-lived connection that drains the outbox; reconnects with jittered backoff."""
 
     def __init__(self, url: BrokerURL, job: str, host: str | None = None, outbox: Outbox | None = None,
-                 log: Callable[[str], None] = print, subscribe: str | None = None,
+                 log: Callable[[str], None] = print, subscribe: str | list[str] | None = None,
                  on_message: Callable[[str, bytes], None] | None = None, cafile: str | None = None,
                  client_id: str | None = None, keepalive: int = 10) -> None:
         self.url = url
@@ -239,8 +239,8 @@ class Publisher:
                     self.connects += 1
                     backoff = 0.2
                     await client.publish(self.status_topic(), self._status("online"), qos=1, retain=True)
-                    if self.subscribe:
-                        await client.subscribe(self.subscribe, qos=1)
+                    for sub in [self.subscribe] if isinstance(self.subscribe, str) else self.subscribe or []:
+                        await client.subscribe(sub, qos=1)
                     tasks = {asyncio.create_task(self._drain(client))}
                     if self.subscribe:
                         tasks.add(asyncio.create_task(self._read(client)))

@@ -24,6 +24,7 @@ from tests.conftest import REPO
 GENERIC = {
     "detectors/detect.py", "detectors/correlate.py", "detectors/symptoms.py", "detectors/preflight.py",
     "detectors/parsers/exceptions.py",  # the fallback for Python exceptions no fingerprint explains
+    "detectors/stall.py",  # the live stall (hang) detector
     "monitor/evaluate.py",  # the label vocabulary of the corpus, not engine behaviour
 }
 

@@ -86,3 +86,69 @@ def test_hostile_line_is_linear(engine: str) -> None:
     small, big = cost(20_000), cost(200_000)
     # 10x the input: linear is ~10x the time; quadratic would be ~100x. Relative, not a deadline.
     assert big < small * 40 + 0.05
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan not installed")
+def test_database_cache_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database loaded from the cache finds what a fresh compile finds; a damaged entry is replaced."""
+    from detectors.scanner import set_database_cache
+    from monitor.scancache import FileDatabaseCache
+
+    cache = FileDatabaseCache(tmp_path)
+    fresh = _lines("hyperscan", CORPUS)
+    set_database_cache(cache)
+    try:
+        assert _lines("hyperscan", CORPUS) == fresh  # compiled, then stored
+        (entry,) = tmp_path.glob("scan-*.hsdb")
+        stored = entry.read_bytes()
+        assert _lines("hyperscan", CORPUS) == fresh  # loaded
+        entry.write_bytes(b"not a database")
+        assert _lines("hyperscan", CORPUS) == fresh  # recompiled
+        assert entry.read_bytes() == stored
+    finally:
+        set_database_cache(None)
+
+
+# noise rejected by structure: ids 0-1 are "metric" triggers, 2 a "perf" trigger, 3 a fingerprint
+NOISE_PATTERNS = [r"loss", r"step ?\d+", r"\d+(?:\.\d+)? samples/s", r"Connection closed by"]
+
+
+def _noise_scan(engine: str, buf: bytes) -> list[list[int]]:
+    from detectors.scanner import NoiseRule
+
+    rule = NoiseRule(frozenset({0, 1}), frozenset({0, 1, 2}), ["loss", "step", "grad_norm"])
+    return [sorted(ids) for _, _, ids in Scanner(NOISE_PATTERNS, engine=engine, noise=rule).scan(buf)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_metric_trigger_needs_a_number_beside_a_metric_key(engine: str) -> None:
+    assert _noise_scan(engine, b"the loss function is cross entropy\n") == []
+    assert _noise_scan(engine, b"step 12 | loss 2.31\n") == [[0, 1]]
+    assert _noise_scan(engine, b"{'eval_loss': 2.5, 'eval_runtime': 3.1}\n") == [[0]]  # a prefixed key counts
+    assert _noise_scan(engine, b"throughput 812.5 samples/s\n") == [[2]]  # not a metric trigger: kept
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nccl_info_and_tqdm_lines_are_noise_unless_they_carry_a_metric(engine: str) -> None:
+    nccl = b"node1:4242:4300 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via P2P (lossless), 812.5 samples/s\n"
+    assert _noise_scan(engine, nccl) == []
+    assert _noise_scan(engine, nccl.replace(b"NCCL INFO", b"INFO")) == [[2]]  # not NCCL: perf kept
+    warn = b"node1:4242:4300 [3] NCCL INFO [Service thread] Connection closed by localRank 2 (lossy link)\n"
+    assert _noise_scan(engine, warn) == [[3]]  # a fingerprint is never vetoed; the metric trigger is
+    bar = "\r 50%|█████     | 5/10 [00:01<00:01, 812.50 samples/s]\r 60%|██████    | 6/10 [00:01<00:01, 812.50 samples/s]\n"
+    assert _noise_scan(engine, bar.encode()) == []
+    postfix = "\r 50%|█████     | 5/10 [00:01<00:01, 812.50 samples/s, loss=2.31]\n"
+    assert _noise_scan(engine, postfix.encode()) == [[0, 2]]
+    glued = "\r 50%|█████     | 5/10 [00:01<00:01, 812.50 samples/s]step 5 done\n"  # text after the bar
+    assert _noise_scan(engine, glued.encode()) == [[1, 2]]
+
+
+def test_parser_rejects_a_dataset_map_bar() -> None:
+    """A datasets ``Map`` bar in samples/s is a throughput trigger by its unit; it is noise, and
+    parsing it would give nothing anyway."""
+    from detectors.parsers.base import FileState
+
+    line = "\rMap:  50%|█████     | 5000/10000 [00:01<00:01, 4000.00 samples/s]"
+    parser = default_parser()
+    assert parser.scanner.scan((line + "\n").encode()) == []
+    assert parser.parse_line(line, 1, FileState(path="x")) == []

@@ -162,7 +162,7 @@ def test_random_text_in_every_field_never_becomes_a_label(tmp_path: Path) -> Non
                 assert re.fullmatch(r"[a-z0-9_]+-[0-9a-f]{10}", v), line
             elif k == "metric":
                 assert v in {"loss", "grad_norm", "loss_scale"}, line
-            elif k in ("hardware", "severity", "reason", "version", "state", "status"):
+            elif k in ("hardware", "severity", "reason", "version", "state", "status", "result"):
                 assert len(v) < 40 and re.fullmatch(r"[\w.+-]*", v), line
             else:
                 raise AssertionError(f"unexpected label {k!r}: {line}")
