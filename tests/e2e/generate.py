@@ -2,9 +2,10 @@
 
 Run from the repository root with the project's virtualenv:
 
-    .venv/bin/python -m tests.e2e.generate                      # all 8 scenarios x 3 layouts
-    .venv/bin/python -m tests.e2e.generate --only hang          # one scenario, all layouts
+    .venv/bin/python -m tests.e2e.generate                      # every case
+    .venv/bin/python -m tests.e2e.generate --only hang          # one scenario, its layouts
     .venv/bin/python -m tests.e2e.generate --only hang-console --out /tmp/cases
+    .venv/bin/python -m tests.e2e.generate --only json          # every case in one style
 
 Each case is ``<out>/<scenario>-<layout>/`` holding ``logs/`` (what the job wrote, with
 the repository path replaced by /home/user/job and the scratch temp dir by /tmp) and
@@ -32,6 +33,10 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from .metrics import RANK_ZERO_STYLES, RankSteps
+from .metrics import rank_steps as parse_rank_steps
+from .scenarios.styles import STYLES, HFTrainerLike
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).resolve().parent / "scenarios" / "train.py"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -41,11 +46,15 @@ RUN_TIMEOUT_S = 90  # a run takes 10-30 s; this only guards against a stuck job
 MAX_CASE_BYTES = 200_000
 LAYOUTS = ("logdir", "console", "perrank")
 
-RankSteps = dict[int, dict[int, dict[str, float]]]  # rank -> step -> {"loss": .., "grad_norm": ..}
 
 
 @dataclass(frozen=True)
 class Scenario:
+    """One job: a fault (or none) printed in one logging style, recorded in ``layouts``.
+
+    ``name`` is ``<fault>`` for the original plain-style scenarios and ``<fault>-<style>``
+    for the others; a case is ``<name>-<layout>``."""
+
     name: str
     args: tuple[str, ...]
     failure: str | None
@@ -56,11 +65,17 @@ class Scenario:
     fault_rank: int | None = None
     fault_step: int | None = None
     checks: tuple[Callable[[Path, Scenario], None], ...] = field(default=(), compare=False)
+    style: str = "plain"
+    layouts: tuple[str, ...] = LAYOUTS
+
+    @property
+    def rank_zero_only(self) -> bool:
+        """Metrics printed by rank 0 alone, reduced over ranks (HF Trainer, Lightning)."""
+        return self.style in RANK_ZERO_STYLES
 
 
 # ---- checks: the fault shows in the logs as the scenario says -----------------------
 
-STEP_RE = re.compile(r"step (\d+) \| loss (\S+) \| grad_norm (\S+)(?: \| loss_scale (\S+))?")
 TEE_RE = re.compile(r"^\[default(\d+)\]:(.*)$")
 
 
@@ -89,15 +104,19 @@ def launcher_text(logs: Path) -> str:
                    if (p := logs / name).is_file())
 
 
-def rank_steps(logs: Path) -> RankSteps:
-    out: RankSteps = {}
-    for rank, text in rank_texts(logs).items():
-        for m in STEP_RE.finditer(text):
-            rec = {"loss": float(m.group(2)), "grad_norm": float(m.group(3))}
-            if m.group(4) is not None:
-                rec["loss_scale"] = float(m.group(4))
-            out.setdefault(rank, {})[int(m.group(1))] = rec
-    return out
+def rank_steps(logs: Path, sc: Scenario) -> RankSteps:
+    """rank -> step -> metrics as the scenario's style prints them."""
+    steps = parse_rank_steps(rank_texts(logs), sc.style)
+    if sc.rank_zero_only:
+        _require(set(steps) <= {0}, f"rank-zero-only style, but ranks {sorted(steps)} print metrics")
+    return steps
+
+
+def logged_steps(sc: Scenario, last: int) -> list[int]:
+    """The steps up to ``last`` that the style prints a metric record for."""
+    cls = STYLES[sc.style]
+    every = cls.logging_steps if issubclass(cls, HFTrainerLike) else 1
+    return list(range(every, last + 1, every))
 
 
 def _require(cond: bool, what: str) -> None:
@@ -113,17 +132,17 @@ def check_all_ranks_spoke(logs: Path, sc: Scenario) -> None:
 
 
 def check_clean_run(logs: Path, sc: Scenario) -> None:
-    steps = rank_steps(logs)
+    steps = rank_steps(logs, sc)
     n = int(sc.args[sc.args.index("--steps") + 1])
-    for rank in range(NPROC):
+    for rank in (0,) if sc.rank_zero_only else range(NPROC):
         got = steps.get(rank, {})
-        _require(sorted(got) == list(range(1, n + 1)), f"rank {rank}: steps {sorted(got)}")
+        _require(sorted(got) == logged_steps(sc, n), f"rank {rank}: steps {sorted(got)}")
         _require(all(math.isfinite(r["loss"]) for r in got.values()), f"rank {rank}: non-finite loss")
 
 
 def check_nonfinite_spread(logs: Path, sc: Scenario) -> None:
     """Fault rank's local loss goes non-finite at the fault step; the others one step later."""
-    steps, s, fr = rank_steps(logs), sc.fault_step, sc.fault_rank
+    steps, s, fr = rank_steps(logs, sc), sc.fault_step, sc.fault_rank
     assert s is not None and fr is not None
     for rank in range(NPROC):
         before, at, after = (steps[rank][s - 1], steps[rank][s], steps[rank][s + 1])
@@ -135,8 +154,26 @@ def check_nonfinite_spread(logs: Path, sc: Scenario) -> None:
         _require(not math.isfinite(after["loss"]), f"rank {rank}: loss finite at step {s + 1}")
 
 
+def check_reduced_nonfinite(logs: Path, sc: Scenario) -> None:
+    """Rank-zero-only logging: rank 0 prints metrics reduced over ranks, finite before the
+    fault step and non-finite from it (HF's NaN filter keeps the logged loss finite; only
+    grad_norm shows it). Which rank went NaN cannot be read from these logs."""
+    steps, s = rank_steps(logs, sc).get(0, {}), sc.fault_step
+    assert s is not None
+    before = [rec for k, rec in steps.items() if k < s]
+    after = [rec for k, rec in steps.items() if k >= s]
+    _require(bool(before) and all(math.isfinite(v) for rec in before for v in rec.values()),
+             "non-finite before the fault step")
+    _require(bool(after), "nothing logged from the fault step on")
+    filtered = sc.style == "hf"
+    for rec in after:
+        if "grad_norm" in rec:
+            _require(not math.isfinite(rec["grad_norm"]), f"grad_norm finite after the fault: {rec}")
+        _require(math.isfinite(rec["loss"]) == filtered, f"logged loss after the fault: {rec}")
+
+
 def check_scale_collapse(logs: Path, sc: Scenario) -> None:
-    steps, s = rank_steps(logs), sc.fault_step
+    steps, s = rank_steps(logs, sc), sc.fault_step
     assert s is not None
     for rank in range(NPROC):
         scales = [steps[rank][k]["loss_scale"] for k in sorted(steps[rank])]
@@ -150,7 +187,7 @@ def check_scale_collapse(logs: Path, sc: Scenario) -> None:
 
 
 def check_warmup_backoff(logs: Path, sc: Scenario) -> None:
-    steps = rank_steps(logs)
+    steps = rank_steps(logs, sc)
     for rank in range(NPROC):
         scales = [steps[rank][k]["loss_scale"] for k in sorted(steps[rank])]
         # the first printed scale is already init_scale/2 when step 1 overflowed
@@ -159,32 +196,59 @@ def check_warmup_backoff(logs: Path, sc: Scenario) -> None:
                  f"rank {rank}: not a short warm-up backoff: {scales}")
 
 
+def check_reduced_warmup(logs: Path, sc: Scenario) -> None:
+    """Rank-zero-only fp16 warm-up: the first logged grad norms overflow, then all are finite."""
+    recs = [rec for _, rec in sorted(rank_steps(logs, sc).get(0, {}).items())]
+    finite = [math.isfinite(rec["grad_norm"]) for rec in recs]
+    first_ok = finite.index(True) if True in finite else len(finite)
+    _require(1 <= first_ok <= 3 and all(finite[first_ok:]),
+             f"not a short warm-up overflow: grad_norm finite = {finite}")
+
+
 def check_crash(logs: Path, sc: Scenario) -> None:
-    """The fault rank stops at the fault step; torchrun reports the job as failed."""
-    steps, s, fr = rank_steps(logs), sc.fault_step, sc.fault_rank
+    """The fault rank stops at the fault step (rank-zero-only: rank 0 logs nothing from it
+    on); torchrun reports the job as failed."""
+    steps, s, fr = rank_steps(logs, sc), sc.fault_step, sc.fault_rank
     assert s is not None and fr is not None
-    _require(max(steps[fr]) == s - 1, f"fault rank {fr} last step {max(steps[fr])}")
+    if sc.rank_zero_only:
+        _require(bool(steps.get(0)) and max(steps[0]) < s, f"rank 0 logged {sorted(steps.get(0, {}))}")
+    else:
+        _require(max(steps[fr]) == s - 1, f"fault rank {fr} last step {max(steps[fr])}")
     _require("ChildFailedError" in launcher_text(logs), "no torchrun failure summary")
 
 
 def check_exception(logs: Path, sc: Scenario) -> None:
     texts = rank_texts(logs)
+    assert sc.fault_rank is not None
     _require(f"[rank{sc.fault_rank}]: ValueError: corrupt sample" in texts[sc.fault_rank],
              "fault rank shows no ValueError traceback")
     _require(all("ValueError" not in t for r, t in texts.items() if r != sc.fault_rank),
              "a peer raised the ValueError too")
 
 
+def check_oom(logs: Path, sc: Scenario) -> None:
+    texts, fr = rank_texts(logs), sc.fault_rank
+    assert fr is not None
+    want = f"OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {fr} "
+    _require(want in texts[fr], "fault rank shows no OutOfMemoryError")
+    _require(all("out of memory" not in t for r, t in texts.items() if r != fr),
+             "a peer reported out of memory too")
+
+
 def check_sigkill(logs: Path, sc: Scenario) -> None:
+    assert sc.fault_rank is not None
     _require("Signal 9 (SIGKILL)" in launcher_text(logs), "torchrun did not report SIGKILL")
     _require("Traceback" not in rank_texts(logs)[sc.fault_rank], "killed rank printed a traceback")
 
 
 def check_hang(logs: Path, sc: Scenario) -> None:
-    steps, texts, s, fr = rank_steps(logs), rank_texts(logs), sc.fault_step, sc.fault_rank
+    steps, texts, s, fr = rank_steps(logs, sc), rank_texts(logs), sc.fault_step, sc.fault_rank
     assert s is not None and fr is not None
     for rank in range(NPROC):
-        _require(max(steps[rank]) == s - 1, f"rank {rank}: last step {max(steps[rank])}, not {s - 1}")
+        if sc.rank_zero_only and rank == 0:
+            _require(bool(steps.get(0)) and max(steps[0]) < s, f"rank 0 logged {sorted(steps.get(0, {}))}")
+        elif not sc.rank_zero_only:
+            _require(max(steps[rank]) == s - 1, f"rank {rank}: last step {max(steps[rank])}, not {s - 1}")
         timed_out = "Timed out waiting" in texts[rank]
         _require(timed_out == (rank != fr), f"rank {rank}: gloo timeout reported={timed_out}")
     _require("Traceback" not in texts[fr], "hung rank printed a traceback")
@@ -260,6 +324,104 @@ SCENARIOS: dict[str, Scenario] = {sc.name: sc for sc in (
         "bf16 autocast, no scaler, no fault. Nothing to report above info.",
         None, None, (*_BASE, check_clean_run)),
 )}
+
+
+# ---- the same faults in other logging styles, mostly on a rank other than 0 -----------
+
+STYLED: tuple[tuple[str, str, str, int | None], ...] = (
+    # (base scenario, style, layout, fault rank)
+    ("nan", "logging", "console", 3),
+    ("nan", "logging_dash", "logdir", 1),
+    ("nan", "kv", "perrank", 2),
+    ("nan", "loguru", "logdir", 3),
+    ("nan", "rich", "console", 1),
+    ("nan", "json", "perrank", 2),
+    ("nan", "tqdm", "console", 3),
+    ("nan", "hf", "logdir", 1),
+    ("nan", "hf_nofilter", "console", 2),
+    ("nan", "lightning", "perrank", 3),
+    ("exception", "logging", "logdir", 1),
+    ("exception", "json", "console", 3),
+    ("exception", "kv", "perrank", 0),
+    ("exception", "hf", "console", 2),
+    ("exception", "lightning", "logdir", 3),
+    ("oom", "logging_dash", "perrank", 3),
+    ("oom", "loguru", "console", 1),
+    ("oom", "rich", "logdir", 2),
+    ("oom", "hf", "logdir", 2),
+    ("sigkill", "kv", "console", 3),
+    ("sigkill", "json", "logdir", 2),
+    ("sigkill", "tqdm", "perrank", 1),
+    ("sigkill", "lightning", "console", 2),
+    ("hang", "logging", "perrank", 2),
+    ("hang", "loguru", "logdir", 3),
+    ("hang", "hf", "console", 3),
+    ("hang", "lightning", "logdir", 1),
+    ("fp16_overflow", "json", "console", 3),
+    ("fp16_overflow", "tqdm", "logdir", 2),
+    ("scale_collapse", "logging_dash", "perrank", 3),
+    ("healthy_bf16", "logging", "logdir", None),
+    ("healthy_bf16", "kv", "perrank", None),
+    ("healthy_bf16", "loguru", "perrank", None),
+    ("healthy_bf16", "rich", "console", None),
+    ("healthy_bf16", "json", "logdir", None),
+    ("healthy_bf16", "tqdm", "console", None),
+    ("healthy_bf16", "hf", "perrank", None),
+    ("healthy_bf16", "lightning", "console", None),
+    ("healthy_fp16_scaler", "logging", "perrank", None),
+    ("healthy_fp16_scaler", "json", "console", None),
+    ("healthy_fp16_scaler", "hf", "logdir", None),
+)
+NONFINITE = ("nan",)  # faults whose only trace is a non-finite metric (not fp16_overflow: see below)
+HF_STEP = 8  # a NaN at the second step of HF's 2-step logging window (logging_steps=2)
+
+
+def restyle(base: Scenario, style: str, layout: str, rank: int | None) -> Scenario:
+    """``base``'s fault printed in ``style``, on ``rank``, recorded in one layout.
+
+    The truth follows from the injection as for ``base``; the one change is the rule
+    "null when the logs cannot tell": with rank-zero-only reduced metrics (HF Trainer,
+    Lightning) a NaN's rank cannot be read from the logs, so the initiator is null.
+    Crashes, OOMs and hangs still name their rank (traceback, launcher summary, the rank
+    missing from the timeout reports)."""
+    args = [*base.args, "--style", style]
+    step = base.fault_step
+    rank_zero = style in RANK_ZERO_STYLES
+    if base.name in NONFINITE and style in ("hf", "hf_nofilter"):
+        step = HF_STEP
+    if rank is not None:
+        args[args.index("--fault-rank") + 1] = str(rank)
+        args[args.index("--fault-step") + 1] = str(step)
+    initiator = rank if base.initiator_rank is not None else None
+    tell = ""
+    if base.name in NONFINITE and rank_zero:
+        initiator = None
+        tell = (" Only rank 0 prints metrics, reduced over ranks, so the logs cannot tell which "
+                "rank went non-finite: the expected initiator is null.")
+    checks = tuple(check_reduced_nonfinite if c is check_nonfinite_spread and rank_zero
+                   else check_reduced_warmup if c is check_warmup_backoff and rank_zero
+                   else c for c in base.checks)
+    where = f" on rank {rank} at step {step}" if rank is not None else ""
+    notes = (f"Style '{style}': {STYLES[style].summary}. The '{base.name}' scenario{where}; "
+             f"see its notes in tests/e2e/README.md for how it shows.{tell}")
+    return Scenario(
+        f"{base.name}-{style}", tuple(args), base.failure, initiator,
+        OTHERS[rank] if base.collateral_ranks and rank is not None else (),
+        base.exit_code, notes, rank if rank is not None else None, step if rank is not None else None,
+        checks, style, (layout,))
+
+
+def _oom_base() -> Scenario:
+    return Scenario(
+        "oom", ("--steps", "20", "--timeout", "10", *_fault("oom", 2, 6)),
+        "cuda_oom", 2, OTHERS[2], 1,
+        "The fault rank raises torch.OutOfMemoryError with the CUDA caching allocator's message "
+        "(GPU index = its local rank) at step 6; the peers fail in the all-reduce or are SIGTERMed.",
+        2, 6, (*_BASE, check_crash, check_oom))
+
+
+_BASES = {**SCENARIOS, "oom": _oom_base()}
+SCENARIOS.update({sc.name: sc for sc in (restyle(_BASES[b], st, lay, r) for b, st, lay, r in STYLED)})
 
 
 # ---- running ------------------------------------------------------------------------
@@ -358,6 +520,7 @@ def record_case(sc: Scenario, layout: str, out_root: Path) -> Path:
     expected = {
         "scenario": sc.name,
         "layout": layout,
+        "style": sc.style,
         "failure": sc.failure,
         "initiator_rank": sc.initiator_rank,
         "collateral_ranks": list(sc.collateral_ranks),
@@ -373,12 +536,15 @@ def record_case(sc: Scenario, layout: str, out_root: Path) -> Path:
 
 def select(only: list[str]) -> list[tuple[Scenario, str]]:
     """Cases named by --only: a scenario (all layouts), a layout, or '<scenario>-<layout>'."""
-    every = [(sc, lay) for sc in SCENARIOS.values() for lay in LAYOUTS]
+    every = [(sc, lay) for sc in SCENARIOS.values() for lay in sc.layouts]
     if not only:
         return every
-    picked = [(sc, lay) for sc, lay in every
-              if any(name in (sc.name, lay, f"{sc.name}-{lay}") for name in only)]
-    unknown = [n for n in only if not any(n in (sc.name, lay, f"{sc.name}-{lay}") for sc, lay in every)]
+
+    def names(sc: Scenario, lay: str) -> tuple[str, ...]:
+        return sc.name, lay, sc.style, f"{sc.name}-{lay}"
+
+    picked = [(sc, lay) for sc, lay in every if any(name in names(sc, lay) for name in only)]
+    unknown = [n for n in only if not any(n in names(sc, lay) for sc, lay in every)]
     if unknown:
         raise SystemExit(f"unknown scenario/layout/case: {', '.join(unknown)}; "
                          f"scenarios: {', '.join(SCENARIOS)}; layouts: {', '.join(LAYOUTS)}")

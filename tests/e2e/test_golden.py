@@ -4,6 +4,10 @@ Every ``golden/<scenario>-<layout>/`` holds the logs of a real 4-rank torchrun j
 ``expected.json`` whose truth comes from how the fault was injected (see generate.py), never
 from the engine. The report must name that failure and initiating rank first, must not blame
 a collateral rank, and a healthy job must have nothing above ``info``.
+
+Cases the engine diagnoses wrongly today are listed in ``KNOWN_ENGINE_MISSES`` with what it
+says instead; they run as strict xfails, so a fix shows up as XPASS (and fails the run until
+the entry is removed). Their expected.json keeps the truth.
 """
 
 from __future__ import annotations
@@ -17,14 +21,28 @@ from typing import Any
 
 import pytest
 
-from .generate import LAYOUTS, SCENARIOS
+from .generate import SCENARIOS
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 GOLDEN = HERE / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("*/expected.json"))
+
+# case -> what the engine reports instead of the truth (for the lead; see the module doc).
+KNOWN_ENGINE_MISSES: dict[str, str] = {
+    "nan-tqdm-console": "nonfinite_loss, initiator null, step null (truth: rank 3; its tqdm-glued "
+                        "'7/12 [..., loss=nan, gnorm=nan]step 7 loss=nan' line gives no step)",
+    "fp16_overflow-tqdm-logdir": "amp_bf16_vs_fp16, initiator rank 0, step null (truth: rank 2; its "
+                                 "'6/12 [..., loss=nan, gnorm=nan]step 6 loss=nan' line gives no step)",
+}
+
+
+def with_known_misses(cases: list[Path]) -> list[Any]:
+    """Parametrise over ``cases``; known engine misses become strict xfails."""
+    return [pytest.param(c, id=c.name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ENGINE_MISSES[c.name]))
+            if c.name in KNOWN_ENGINE_MISSES else pytest.param(c, id=c.name) for c in cases]
 SEVERITY_ORDER = {"critical": 2, "warning": 1, "info": 0}
-EXPECTED_KEYS = {"scenario", "layout", "failure", "initiator_rank", "collateral_ranks",
+EXPECTED_KEYS = {"scenario", "layout", "style", "failure", "initiator_rank", "collateral_ranks",
                  "max_severity", "command", "torch", "notes"}
 
 
@@ -87,8 +105,8 @@ def load_expected(case: Path) -> dict[str, Any]:
 
 
 def test_golden_set_is_complete() -> None:
-    """Every scenario is recorded in every layout, with a well-formed expected.json."""
-    want = {f"{name}-{layout}" for name in SCENARIOS for layout in LAYOUTS}
+    """Every scenario is recorded in each of its layouts, with a well-formed expected.json."""
+    want = {f"{sc.name}-{layout}" for sc in SCENARIOS.values() for layout in sc.layouts}
     have = {case.name for case in CASES}
     assert want == have, (f"missing: {sorted(want - have)}, unexpected: {sorted(have - want)}; "
                           "regenerate with `.venv/bin/python -m tests.e2e.generate`")
@@ -97,7 +115,9 @@ def test_golden_set_is_complete() -> None:
         assert set(expected) == EXPECTED_KEYS, f"{case.name}: keys {sorted(expected)}"
         sc = SCENARIOS[expected["scenario"]]
         assert (expected["failure"], expected["initiator_rank"]) == (sc.failure, sc.initiator_rank), case.name
+        assert (expected["style"], expected["collateral_ranks"]) == (sc.style, list(sc.collateral_ranks)), case.name
         assert any((case / "logs").rglob("*.log")), f"{case.name}: no logs recorded"
+    assert set(KNOWN_ENGINE_MISSES) <= have, f"stale KNOWN_ENGINE_MISSES: {sorted(set(KNOWN_ENGINE_MISSES) - have)}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -108,13 +128,18 @@ def test_golden_logs_show_the_fault(case: Path) -> None:
         check(case / "logs", sc)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", with_known_misses(CASES))
 def test_golden_case_diagnosis(case: Path) -> None:
     check_report(diagnose(case / "logs"), load_expected(case))
 
 
+FRESH = ["exception-logdir", "hang-console", "nan-hf-logdir"]  # a few representative cases only
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("case_name", ["exception-logdir", "hang-console"])
+@pytest.mark.parametrize("case_name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ENGINE_MISSES[n]))
+    if n in KNOWN_ENGINE_MISSES else n for n in FRESH])
 def test_fresh_torchrun_run_is_diagnosed(case_name: str, tmp_path: Path) -> None:
     """Run the generator for real (torchrun, 4 gloo ranks) and diagnose what it recorded."""
     if importlib.util.find_spec("torch") is None:

@@ -9,6 +9,10 @@ Every rank prints one context line at start-up and one flushed line per step:
 (and, with a GradScaler, unscaled) gradients, so it is the same on every rank;
 ``loss_scale`` (only with ``--scaler``) is the scaler's scale after ``update()``.
 
+``--style`` picks how these lines are printed (python logging, loguru, rich, JSON,
+tqdm, HF-Trainer-like or Lightning-like rank-zero-only logging...; see styles.py); the
+numbers are the same in every style.
+
 ``--fault`` injects one failure on ``--fault-rank`` at ``--fault-step`` (see
 tests/e2e/README.md for what each one looks like in the logs). Data and weights are
 seeded, so a run is reproducible up to timing.
@@ -25,10 +29,11 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
+from styles import STYLES, StepRecord  # this folder is on sys.path when run as a script
 from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel
 
-FAULTS = ("none", "exception", "sigkill", "nan", "fp16_overflow", "scale_collapse", "hang")
+FAULTS = ("none", "exception", "oom", "sigkill", "nan", "fp16_overflow", "scale_collapse", "hang")
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 FEATURES, HIDDEN, BATCH = 16, 32, 32
 
@@ -47,6 +52,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fault", choices=FAULTS, default="none")
     p.add_argument("--fault-rank", type=int, default=2)
     p.add_argument("--fault-step", type=int, default=6)
+    p.add_argument("--style", choices=sorted(STYLES), default="plain", help="logging style")
     p.add_argument("--own-log-dir", default=None,
                    help="write this rank's stdout+stderr (fds 1 and 2) to DIR/node0/rank_<R>.log")
     return p.parse_args(argv)
@@ -64,6 +70,20 @@ def redirect_own_output(log_dir: str, rank: int) -> None:
     os.close(fd)
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
+
+
+def cuda_oom_message(gpu: int) -> str:
+    """The text of the OutOfMemoryError that PyTorch's CUDA caching allocator raises
+    (c10/cuda/CUDACachingAllocator.cpp, torch 2.x); this CPU job raises it at the fault
+    step, as a rank whose GPU ran out of memory would. GPU index = local rank (one GPU per
+    rank, no CUDA_VISIBLE_DEVICES remapping)."""
+    return (f"CUDA out of memory. Tried to allocate 2.00 GiB. GPU {gpu} has a total capacity of "
+            "79.19 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has "
+            "78.12 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, "
+            "and 1.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated "
+            "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+            "fragmentation.  See documentation for Memory Management  "
+            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
 
 
 def batch(seed: int, rank: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -86,8 +106,9 @@ def main(argv: list[str] | None = None) -> None:
 
     dist.init_process_group("gloo", timeout=timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
-    print(f"config: precision={args.precision} loss_scaling={str(args.scaler).lower()} "
-          f"world_size={world} backend=gloo rank={rank}", flush=True)
+    reporter = STYLES[args.style](rank, world)
+    reporter.config(f"config: precision={args.precision} loss_scaling={str(args.scaler).lower()} "
+                    f"world_size={world} backend=gloo rank={rank}")
 
     torch.manual_seed(args.seed)
     model = DistributedDataParallel(torch.nn.Sequential(
@@ -104,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
         if at_fault and args.fault == "exception":
             raise ValueError(f"corrupt sample in shard 3 at step {step}: "
                              f"expected {FEATURES} features, got 0")
+        if at_fault and args.fault == "oom":
+            raise torch.OutOfMemoryError(cuda_oom_message(int(os.environ.get("LOCAL_RANK", rank))))
         if at_fault and args.fault == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
 
@@ -135,11 +158,16 @@ def main(argv: list[str] | None = None) -> None:
         else:
             opt.step()
 
-        line = f"step {step} | loss {loss.item():.6f} | grad_norm {grad_norm.item():.6f}"
-        if scaler is not None:
-            line += f" | loss_scale {scaler.get_scale():g}"
-        print(line, flush=True)
+        rec = StepRecord(step, args.steps, loss.item(), grad_norm.item(),
+                         scaler.get_scale() if scaler is not None else None, args.lr)
+        mean_loss = None
+        if (value := reporter.contribution(rec)) is not None:  # rank-zero-only styles: reduced
+            reduced = torch.tensor([value])
+            dist.all_reduce(reduced)
+            mean_loss = reduced.item() / world
+        reporter.step(rec, mean_loss)
 
+    reporter.end()
     dist.destroy_process_group()
 
 
