@@ -29,12 +29,7 @@ GOLDEN = HERE / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("*/expected.json"))
 
 # case -> what the engine reports instead of the truth (for the lead; see the module doc).
-KNOWN_ENGINE_MISSES: dict[str, str] = {
-    "nan-tqdm-console": "nonfinite_loss, initiator null, step null (truth: rank 3; its tqdm-glued "
-                        "'7/12 [..., loss=nan, gnorm=nan]step 7 loss=nan' line gives no step)",
-    "fp16_overflow-tqdm-logdir": "amp_bf16_vs_fp16, initiator rank 0, step null (truth: rank 2; its "
-                                 "'6/12 [..., loss=nan, gnorm=nan]step 6 loss=nan' line gives no step)",
-}
+KNOWN_ENGINE_MISSES: dict[str, str] = {}
 
 
 def with_known_misses(cases: list[Path]) -> list[Any]:
