@@ -32,7 +32,17 @@ from monitor import checkpoint
 from monitor.config import Settings
 from monitor.live import Change, LiveEngine
 from monitor.metrics import RankwatchCollector
-from monitor.mqtt import SCHEMA, EventPayload, Outbox, Publisher, decode_event, encode_event, parse_url, topic
+from monitor.mqtt import (
+    SCHEMA,
+    EventPayload,
+    Outbox,
+    Publisher,
+    decode_event,
+    encode_event,
+    parse_url,
+    topic,
+    topic_filter,
+)
 from monitor.tailer import Tailer, glob_base
 
 __all__ = ["Daemon"]
@@ -90,7 +100,7 @@ class Daemon:
         self.seen_ids: OrderedDict[str, None] = OrderedDict()  # aggregator: event ids already folded in
         if cfg.mqtt:
             outbox = Outbox(max_events=cfg.mqtt_outbox)
-            sub = topic(cfg.job, "findings", "#") if cfg.aggregate else None
+            sub = topic_filter(cfg.job, "findings") if cfg.aggregate else None
             self.publisher = Publisher(parse_url(cfg.mqtt), cfg.job, host=cfg.host, outbox=outbox, log=log,
                                        subscribe=sub, on_message=self._remote if cfg.aggregate else None,
                                        cafile=str(cfg.mqtt_cafile) if cfg.mqtt_cafile else None,
@@ -111,6 +121,7 @@ class Daemon:
         self.hinted = False  # inotify hints are active
         self.hint_seen = False  # an inotify event arrived since the last rescan
         self.saved_mark: tuple[int, int, int, int] | None = None
+        self.tasks: dict[str, asyncio.Task[Any]] = {}
         self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
 
     # ------------------------------------------------------------------ engine glue
@@ -137,13 +148,21 @@ class Daemon:
         except ValueError:
             self.tailer.stats.dropped["mqtt_bad_payload"] += 1
             return
+        if p.job != self.cfg.job or t != topic(self.cfg.job, "findings", "unknown" if p.rank is None else str(p.rank)):
+            self.tailer.stats.dropped["mqtt_wrong_job"] += 1  # another job's payload, or one on a topic it does not name
+            return
         if p.id in self.seen_ids:
             self.tailer.stats.dropped["mqtt_duplicate"] += 1
             return
         self.seen_ids[p.id] = None
         if len(self.seen_ids) > 1_000_000:
             self.seen_ids.popitem(last=False)
-        self.engine.feed([decode_event(p)], self.clock())
+        try:
+            self.engine.feed([decode_event(p)], self.clock())
+        except Exception as exc:  # a valid payload the engine cannot take: counted, the consumer goes on
+            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+            self.log(f"rankwatch: MQTT finding {p.id} from {p.host!r} refused by the engine: {type(exc).__name__}: {exc}")
+            return
         self.dirty = True
         self.wake.set()
 
@@ -190,6 +209,9 @@ class Daemon:
             return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
         async def healthz(request: web.Request) -> web.Response:
+            failed = self.failed_tasks()
+            if failed:
+                return web.json_response({"status": "unhealthy", "failed": failed, "job": self.cfg.job}, status=503)
             return web.json_response({"status": "ok", "files": len(self.tailer.tails), "job": self.cfg.job})
 
         async def api_incidents(request: web.Request) -> web.Response:
@@ -210,6 +232,31 @@ class Daemon:
         bound = sockets[0].getsockname()[:2] if sockets else (host, port)
         self.bound = (str(bound[0]), int(bound[1]))
         return self.bound
+
+    # ------------------------------------------------------------------ task health
+    def _watch(self, name: str, coro: Any) -> asyncio.Task[Any]:
+        """Start a long-lived task; if it ever ends before shutdown, say so at once and
+        turn ``/healthz`` unhealthy (a dead task must never look like a quiet job)."""
+        task = asyncio.create_task(coro, name=name)
+        self.tasks[name] = task
+
+        def done(t: asyncio.Task[Any]) -> None:
+            if t.cancelled() or self.stopping.is_set():
+                return
+            exc = t.exception()
+            self.log(f"rankwatch: task {name} stopped: {type(exc).__name__}: {exc}" if exc else f"rankwatch: task {name} stopped")
+
+        task.add_done_callback(done)
+        return task
+
+    def failed_tasks(self) -> dict[str, str]:
+        """Long-lived tasks that ended while the daemon is running, with why."""
+        out: dict[str, str] = {}
+        for name, t in self.tasks.items():
+            if t.done() and not self.stopping.is_set():
+                exc = None if t.cancelled() else t.exception()
+                out[name] = f"{type(exc).__name__}: {exc}" if exc else "ended"
+        return out
 
     # ------------------------------------------------------------------ loops
     async def _reader(self) -> None:
@@ -291,8 +338,9 @@ class Daemon:
             f"{', '.join(self.cfg.logs) or '(none)'}; metrics on http://{host}:{port}/metrics; {self.resume_note}; "
             f"{'inotify hints + ' if hints and hints.observer else ''}rescan every {self.cfg.rescan_interval:g}s{mq}"
         )
-        tasks = [asyncio.create_task(c) for c in (self._reader(), self._rescanner(), self._checkpointer())]
-        pub_task = asyncio.create_task(self.publisher.run()) if self.publisher else None
+        tasks = [self._watch(n, c) for n, c in (("reader", self._reader()), ("rescanner", self._rescanner()),
+                                                 ("checkpointer", self._checkpointer()))]
+        pub_task = self._watch("mqtt", self.publisher.run()) if self.publisher else None
         try:
             await self.stopping.wait()
         finally:
