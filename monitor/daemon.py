@@ -28,6 +28,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from detectors.events import Event, EventKind
 from detectors.parse import default_parser
+from detectors.parsers.base import FileState
 from monitor import checkpoint
 from monitor.config import Settings
 from monitor.live import Change, LiveEngine
@@ -180,7 +181,12 @@ class Daemon:
 
     def restore(self) -> None:
         cp, why = checkpoint.load(self.cfg.state_dir, self.cfg.job)
+        if cp is not None:
+            why = self._unusable(cp)
+            cp = None if why else cp
         if cp is None:
+            if why != "no checkpoint":
+                self.tailer.stats.dropped["checkpoint_invalid"] += 1
             self.resume_note = f"starting from the beginning of every file ({why})"
             return
         self.engine = cp.engine
@@ -192,6 +198,22 @@ class Daemon:
                 self.tailer.job_parse = fs.job
                 break
         self.resume_note = f"resumed from checkpoint ({len(cp.positions)} file(s))"
+
+    def _unusable(self, cp: checkpoint.Checkpoint) -> str:
+        """Why a well-formed checkpoint still cannot be resumed from ('' when it can): the
+        engine must be a live engine of this job that can report (so /metrics and
+        /api/incidents cannot fail on restored state)."""
+        eng = cp.engine
+        if not isinstance(eng, LiveEngine) or eng.job != self.cfg.job:
+            return f"checkpoint invalid (the engine is a {type(eng).__name__}, not this job's live engine)"
+        if any(rec.get("fstate") is not None and not isinstance(rec["fstate"], FileState) for rec in cp.positions.values()):
+            return "checkpoint invalid (a file's parse state is not a FileState)"
+        try:
+            eng.report()
+            list(RankwatchCollector(eng, self.tailer, self.cfg.limits.max_ranks).collect())
+        except Exception as exc:
+            return f"checkpoint invalid (its engine state cannot report: {type(exc).__name__})"
+        return ""
 
     def save(self) -> None:
         positions = self.tailer.positions()
