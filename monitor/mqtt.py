@@ -52,7 +52,7 @@ __all__ = [
     "topic_segment",
 ]
 
-SCHEMA = 1
+SCHEMA: Literal[1] = 1
 _SAFE_SEGMENT = "-._~"  # besides ASCII letters and digits, kept as they are in topic segments
 
 
@@ -77,8 +77,8 @@ class _Payload(BaseModel):
     """Every payload: the producer builds it with this model and the consumer validates it
     with the same model (unknown fields, a wrong type or a value out of range is refused)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal[1] = Field(SCHEMA, alias="schema")
+    model_config = ConfigDict(extra="forbid")
+    schema_: Literal[1] = Field(default=SCHEMA, validation_alias="schema", serialization_alias="schema")
     job: str = Field(min_length=1, max_length=200)
 
     def dump(self) -> bytes:
@@ -156,7 +156,7 @@ def event_id(host: str, ev: Event, generation: int = 0) -> str:
 
 def encode_event(job: str, host: str, ev: Event) -> EventPayload:
     return EventPayload(
-        job=job, id=event_id(host, ev, int(ev.data.get("generation", 0) or 0)), host=host, kind=ev.kind.value,
+        job=job, id=event_id(host, ev, int(ev.data.get("generation", 0) or 0)), host=host, kind=ev.kind,
         path=redact_text(ev.source.path), line=ev.source.line, text=redact_text(ev.source.text), rank=ev.rank, local_rank=ev.local_rank,
         time=ev.time, step=ev.step, failure=ev.failure, data={k: _jsonable(v) for k, v in ev.data.items()},
     )

@@ -77,14 +77,16 @@ def _custom(cls: type, method: str) -> bool:
     return fn is not None and fn is not getattr(object, method, None) and not getattr(fn, "__name__", "").startswith("_dataclass_")
 
 
-@cache
-def _template(cls: type) -> dict[str, Any] | None:
+def _fresh(cls: type) -> dict[str, Any] | None:
     """A plain class's attributes as a fresh instance has them (None if it needs arguments)."""
     try:
         fresh = cls()
     except TypeError:
         return None
     return _state(fresh)
+
+
+_template = cache(_fresh)
 
 
 @cache
@@ -119,7 +121,7 @@ def _dump(v: Any, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise SnapshotError("nested too deep")
     d = depth + 1
-    if v is None or isinstance(v, bool | int) and not isinstance(v, Enum):
+    if v is None or (isinstance(v, bool | int) and not isinstance(v, Enum)):
         return v
     if isinstance(v, Enum):
         return {"$enum": _name(type(v)), "value": v.value}
@@ -177,7 +179,7 @@ def _load(v: Any, where: str, depth: int) -> Any:
         if tag == "$set" and len(v) == 1:
             return set(_hashable(items, where))
         maxlen = v.get("maxlen")
-        if tag == "$deque" and set(v) == {"$deque", "maxlen"} and (maxlen is None or isinstance(maxlen, int) and maxlen >= 0):
+        if tag == "$deque" and set(v) == {"$deque", "maxlen"} and (maxlen is None or (isinstance(maxlen, int) and maxlen >= 0)):
             return deque(items, maxlen=maxlen)
     if tag in ("$dict", "$counter") and len(v) == 1 and isinstance(body, list):
         pairs = []
@@ -236,7 +238,7 @@ def _object(name: str, raw: dict[str, Any], where: str, depth: int) -> Any:
             elif not _custom(cls, "__setstate__"):
                 raise SnapshotError(f"{where}: {name} lacks field {k!r}")
     else:
-        template = _template(cls)
+        template = _template(typing.cast(Any, cls))
         if template is None:
             raise SnapshotError(f"{where}: {name} cannot be rebuilt")
         for k, x in fields.items():
@@ -245,11 +247,13 @@ def _object(name: str, raw: dict[str, Any], where: str, depth: int) -> Any:
             ref = template[k]
             if x is not None and ref is not None and not isinstance(x, type(ref)) and not (isinstance(ref, float) and isinstance(x, int)):
                 raise SnapshotError(f"{where}.{k}: {type(x).__name__} is not {type(ref).__name__}")
-        for k in template.keys() - fields.keys():
-            fields[k] = _template.__wrapped__(cls)[k]  # a fresh default, never shared with the template
+        missing = template.keys() - fields.keys()
+        if missing:
+            defaults = _fresh(cls) or {}  # fresh defaults, never shared with the template
+            fields.update({k: defaults[k] for k in missing})
     obj = cls.__new__(cls)
     if _custom(cls, "__setstate__"):
-        obj.__setstate__(fields)
+        obj.__setstate__(fields)  # type: ignore[attr-defined]
     else:
         for k, x in fields.items():
             object.__setattr__(obj, k, x)
@@ -257,7 +261,8 @@ def _object(name: str, raw: dict[str, Any], where: str, depth: int) -> Any:
 
 
 def _fits(v: Any, tp: Any) -> bool:
-    """``v`` matches the annotation ``tp`` (containers checked one level deep)."""
+    """``v`` matches the annotation ``tp`` (containers checked all the way down)."""
+    origin: Any
     if tp is Any or isinstance(tp, typing.TypeVar):
         return True
     origin = typing.get_origin(tp)
@@ -278,6 +283,7 @@ def _fits(v: Any, tp: Any) -> bool:
         return isinstance(v, tp)
     if not isinstance(origin, type) or not isinstance(v, origin):
         return isinstance(origin, type) is False
+    v = typing.cast(Any, v)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             return all(_fits(x, args[0]) for x in v)
