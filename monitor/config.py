@@ -12,7 +12,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     host: str = Field(default_factory=lambda: __import__("socket").gethostname(), min_length=1,
                       description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
+    log_format: Literal["text", "json"] = Field("text", description="the daemon's log lines: text, or one JSON object per line")
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
 
     @field_validator("metrics_addr")
