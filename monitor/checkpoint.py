@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from monitor import snapshot
 
-__all__ = ["VERSION", "Checkpoint", "CheckpointDoc", "Position", "load", "save"]
+__all__ = ["VERSION", "Checkpoint", "CheckpointDoc", "Position", "StateDirError", "load", "prepare", "save"]
 
 VERSION = 2
 NAME = "checkpoint.json"
@@ -61,6 +61,28 @@ class Checkpoint:
     job: str
     positions: dict[str, dict[str, Any]]
     engine: Any
+
+
+class StateDirError(ValueError):
+    """The state directory cannot hold checkpoints; the message says why."""
+
+
+def prepare(state_dir: Path) -> None:
+    """Make ``state_dir`` (0700) and prove a checkpoint can be written there, at startup,
+    rather than at the first checkpoint interval."""
+    probe = state_dir / f".{NAME}.probe"
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(state_dir, 0o700)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"{}")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StateDirError(f"{state_dir} cannot hold checkpoints: {exc.strerror or exc}") from None
 
 
 def _digest(engine: Any) -> str:

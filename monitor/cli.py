@@ -197,8 +197,12 @@ def _serve(cfg: Any) -> None:
     log = setup_logging(cfg.log_format)
     out = LiveConsole() if cfg.console else None
     daemon = Daemon(cfg, on_change=out.change if out else None, on_finding=out.finding if out else None, log=log.info)
+    from monitor.checkpoint import StateDirError
+
     try:
         asyncio.run(daemon.run())
+    except StateDirError as exc:
+        raise _fail(f"invalid configuration: state_dir: {exc}") from None
     except OSError as exc:
         raise _fail(f"cannot start: {exc.strerror or exc} ({cfg.metrics_addr})") from None
 

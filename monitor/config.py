@@ -1,5 +1,8 @@
 """Daemon configuration: a YAML/TOML file, ``RANKWATCH_*`` environment variables and CLI
-flags, in increasing order of precedence (flags win).
+flags, in increasing order of precedence (flags win), read by pydantic-settings' own
+sources; nested settings merge field by field (``RANKWATCH_LIMITS__MAX_FILES`` overrides
+the file's ``limits.max_files`` and nothing else). A ``RANKWATCH_*`` variable that names
+no setting is an error, as is a file that is not UTF-8, not YAML/TOML, or not a mapping.
 
 Invalid configuration never starts the daemon: ``load_config`` raises ``ConfigError``
 with one readable message naming the field (``metrics_addr: port must be 1-65535``),
@@ -16,7 +19,14 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+    YamlConfigSettingsSource,
+)
 
 __all__ = ["DEFAULT_METRICS_ADDR", "ConfigError", "Limits", "Settings", "load_config"]
 
@@ -113,24 +123,50 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # flags (init) > environment > file (passed in as init defaults by load_config)
-        return (init_settings, env_settings)
+        # flags (init) > environment > file > defaults; nested settings merge field by field
+        # (RANKWATCH_LIMITS__MAX_FILES beats the file's limits.max_files, and keeps its other limits)
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        cfg = settings_cls.model_config
+        if cfg.get("toml_file"):
+            sources.append(TomlConfigSettingsSource(settings_cls))
+        elif cfg.get("yaml_file"):
+            sources.append(YamlConfigSettingsSource(settings_cls))
+        return tuple(sources)
 
 
-def _read_file(path: Path) -> dict[str, Any]:
+ENV_PREFIX = "RANKWATCH_"
+
+
+def _check_env() -> None:
+    """Every ``RANKWATCH_*`` variable must name a setting: a typo is an error, not a no-op."""
+    nested = {name: f.annotation for name, f in Settings.model_fields.items()}
+    for key in sorted(os.environ):
+        if not key.startswith(ENV_PREFIX):
+            continue
+        head, _, rest = key[len(ENV_PREFIX):].lower().partition("__")
+        if head not in nested:
+            raise ConfigError(f"{key}: unknown setting (see 'rankwatch run --help' and the README)")
+        if rest:
+            sub = nested[head]
+            if not (isinstance(sub, type) and issubclass(sub, BaseModel)) or rest not in sub.model_fields:
+                raise ConfigError(f"{key}: unknown setting")
+
+
+def _check_file(path: Path) -> None:
+    """The file exists, is UTF-8 and holds a mapping: one message otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.start})") from None
+    kind = "TOML" if path.suffix == ".toml" else "YAML"
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+        data = tomllib.loads(text) if kind == "TOML" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: not valid {kind}: {exc}") from None
+    if data is not None and not isinstance(data, dict):
         raise ConfigError(f"config file {path}: must be a mapping of settings, got {type(data).__name__}")
-    return data
 
 
 def _message(exc: ValidationError) -> str:
@@ -143,15 +179,34 @@ def _message(exc: ValidationError) -> str:
     return f"{loc}: {msg}{more}"
 
 
+def _settings_error(exc: SettingsError) -> str:
+    """pydantic-settings' 'error parsing value for field "logs" from source ...' as one line."""
+    m = re.search(r'field "([^"]+)"', str(exc))
+    field = m.group(1) if m else "config"
+    example = _JSON_EXAMPLES.get(field, "")
+    return f"{ENV_PREFIX}{field.upper()}: must be JSON" + (f", e.g. {ENV_PREFIX}{field.upper()}='{example}'" if example else "")
+
+
+_JSON_EXAMPLES = {"logs": '["/logs/**/*.log"]', "limits": '{"max_files": 1024}'}
+
+
 def load_config(config_file: str | None = None, **flags: Any) -> Settings:
     """File < environment < flags. ``flags`` with value None are not given."""
-    base: dict[str, Any] = _read_file(Path(config_file)) if config_file else {}
+    _check_env()
     given = {k: v for k, v in flags.items() if v is not None and v != [] and v != ()}
-    env_keys = {k[len("RANKWATCH_"):].lower() for k in os.environ if k.startswith("RANKWATCH_")}
-    # the file is the lowest layer: drop what the environment sets
-    merged = {k: v for k, v in base.items() if k not in env_keys}
-    merged.update(given)
+    cls: type[Settings] = Settings
+    if config_file:
+        path = Path(config_file)
+        _check_file(path)
+        key = "toml_file" if path.suffix == ".toml" else "yaml_file"
+
+        class FromFile(Settings):
+            model_config = SettingsConfigDict(**{key: path})  # type: ignore[typeddict-item,misc]
+
+        cls = FromFile
     try:
-        return Settings(**merged)
+        return cls(**given)
     except ValidationError as exc:
         raise ConfigError(_message(exc)) from None
+    except SettingsError as exc:
+        raise ConfigError(_settings_error(exc)) from None

@@ -345,6 +345,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self.stopping.set)
+        checkpoint.prepare(self.cfg.state_dir)  # an unusable state directory stops us here, said once
         self.restore()
         self.tailer.rescan()
         host, port = await self.start_http()
@@ -376,9 +377,12 @@ class Daemon:
             while self.tailer.poll():
                 pass
             self.evaluate()
+            final = ""
             try:
                 self.save()
+                final = str(Path(self.cfg.state_dir) / checkpoint.NAME)
             except OSError as exc:
+                self.tailer.stats.dropped["checkpoint_failed"] += 1
                 self.log(f"rankwatch: final checkpoint failed: {exc}")
             self.tailer.close()
             if self.publisher is not None and pub_task is not None:
@@ -390,4 +394,5 @@ class Daemon:
                     await asyncio.wait_for(pub_task, timeout=10)
             if self.runner is not None:
                 await self.runner.cleanup()
-            self.log(f"rankwatch: stopped; final checkpoint in {Path(self.cfg.state_dir) / checkpoint.NAME}")
+            self.log(f"rankwatch: stopped; final checkpoint in {final}" if final
+                     else "rankwatch: stopped; NO final checkpoint (see above): the next start reads again from the last one")

@@ -121,3 +121,39 @@ def test_no_pickle_anywhere() -> None:
         for py in (REPO / pkg).rglob("*.py"):
             text = py.read_text()
             assert "import pickle" not in text and "pickle.load" not in text, py
+
+
+def test_attack_unwritable_state_dir_is_one_message_at_startup(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state directory should be")
+    r = subprocess.run([sys.executable, "-m", "monitor", "run", "--logs", str(tmp_path / "*.log"), "--state-dir",
+                        str(blocker / "state"), "--metrics-addr", "127.0.0.1:0", "--quiet"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "state_dir" in lines[0] and "cannot hold checkpoints" in lines[0], r.stderr
+
+
+def test_failed_final_checkpoint_is_never_claimed(tmp_path: Path) -> None:
+    import asyncio
+
+    d = _daemon(tmp_path)
+    said: list[str] = []
+    d.log = said.append
+
+    async def life() -> None:
+        task = asyncio.create_task(d.run())
+        while d.bound is None:
+            await asyncio.sleep(0.01)
+        # the state directory becomes unusable while running: the final save must fail
+        (tmp_path / "state").rename(tmp_path / "state-gone")
+        (tmp_path / "state").write_text("now a file")
+        d.stopping.set()
+        await task
+
+    asyncio.run(life())
+    assert not any("final checkpoint in" in m for m in said), said
+    assert any("NO final checkpoint" in m for m in said) and d.tailer.stats.dropped["checkpoint_failed"] >= 1
