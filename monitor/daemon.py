@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import signal
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -123,10 +124,41 @@ class Daemon:
         self.hint_seen = False  # an inotify event arrived since the last rescan
         self.saved_mark: tuple[int, int, int, int] | None = None
         self.tasks: dict[str, asyncio.Task[Any]] = {}
+        self.owner = threading.get_ident()  # the loop's thread: the engine's only writer
+        self.pending: list[Event] = []  # read by a worker thread, not yet dispatched
+        self.io_lock = asyncio.Lock()  # the tailer: one slice, rescan, checkpoint or scrape at a time
         self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
 
     # ------------------------------------------------------------------ engine glue
     def _sink(self, events: list[Event]) -> None:
+        """Events from the tailer. Read off the loop (a worker thread reads and scans), they
+        wait in ``pending`` and reach the engine on the loop, so the engine has one writer."""
+        if threading.get_ident() != self.owner:
+            self.pending.extend(events)
+            return
+        self._dispatch(events)
+
+    def _flush(self) -> None:
+        events, self.pending = self.pending, []
+        if events:
+            self._dispatch(events)
+
+    def _poll_slice(self) -> bool:
+        """One fair turn over all files (at most ``limits.read_chunk_bytes`` per file): run in a
+        worker thread while ``io_lock`` is held."""
+        return bool(self.tailer.poll())
+
+    async def read_available(self) -> None:
+        """Read what is there, one slice at a time off the event loop; between slices the loop
+        serves HTTP (``/metrics`` waits at most one slice for ``io_lock``)."""
+        while True:
+            async with self.io_lock:
+                more = await asyncio.to_thread(self._poll_slice)
+            self._flush()
+            if not more:
+                return
+
+    def _dispatch(self, events: list[Event]) -> None:
         if self.on_finding is not None:
             for ev in events:
                 if ev.kind is EventKind.MATCH:
@@ -217,6 +249,7 @@ class Daemon:
 
     def save(self) -> None:
         positions = self.tailer.positions()
+        self._flush()  # events of files read to their end by positions() are in the engine before it is saved
         # files that vanished since the checkpoint keep their record until they are seen again
         for path, rec in self.tailer.resume.items():
             positions.setdefault(path, rec)
@@ -227,7 +260,8 @@ class Daemon:
         app = web.Application()
 
         async def metrics(request: web.Request) -> web.Response:
-            body = generate_latest(self.registry)
+            async with self.io_lock:  # the tailer's counters are not read while a slice runs
+                body = generate_latest(self.registry)
             return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
         async def healthz(request: web.Request) -> web.Response:
@@ -290,8 +324,7 @@ class Daemon:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             self.wake.clear()
-            while self.tailer.poll():
-                await asyncio.sleep(0)  # keep HTTP responsive during a flood
+            await self.read_available()  # off the loop: HTTP stays responsive during a flood
             now = self.clock()
             # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
             if self.dirty or now - last_eval >= self.tick:
@@ -314,7 +347,8 @@ class Daemon:
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), timeout=interval)
-            self.tailer.rescan()
+            async with self.io_lock:
+                self.tailer.rescan()
             self.wake.set()
             now = self._activity()
             quiet = now == last and not self.hint_seen
@@ -330,7 +364,8 @@ class Daemon:
             if mark == self.saved_mark:
                 continue  # nothing new since the last checkpoint: a quiet job costs nothing
             try:
-                self.save()
+                async with self.io_lock:
+                    self.save()
                 self.saved_mark = mark
             except OSError as exc:
                 self.tailer.stats.dropped["checkpoint_failed"] += 1
