@@ -171,6 +171,7 @@ def run(
     host: Annotated[str | None, typer.Option("--host", help="This node's name in MQTT topics (default: hostname).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No per-finding console output.")] = False,
     log_format: Annotated[LogFormat | None, typer.Option("--log-format", help="Daemon log lines: text (default) or json (one object per line, for log shippers).")] = None,
+    webhook: Annotated[str | None, typer.Option("--webhook", help="POST each incident change as JSON to this http(s) URL (Slack-compatible).")] = None,
 ) -> None:
     """Follow every rank's log live: findings and incidents on the console, Prometheus /metrics."""
     from monitor.config import ConfigError, load_config
@@ -179,7 +180,7 @@ def run(
         cfg = load_config(str(config) if config else None, logs=logs, job=job, metrics_addr=metrics_addr,
                           mqtt=mqtt, state_dir=state_dir, console=False if quiet else None,
                           aggregate=True if aggregate else None, host=host,
-                          log_format=log_format.value if log_format else None)
+                          log_format=log_format.value if log_format else None, webhook=webhook)
     except ConfigError as exc:
         raise _fail(f"invalid configuration: {exc}") from None
     if cfg.aggregate and not cfg.mqtt:
@@ -216,6 +217,7 @@ def aggregate(
     config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML or TOML settings file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No console output per incident.")] = False,
     log_format: Annotated[LogFormat | None, typer.Option("--log-format", help="Daemon log lines: text (default) or json.")] = None,
+    webhook: Annotated[str | None, typer.Option("--webhook", help="POST each incident change as JSON to this http(s) URL (Slack-compatible).")] = None,
 ) -> None:
     """Correlate a multi-node job from the broker: one incident naming the initiating rank, published back."""
     from monitor.config import ConfigError, load_config
@@ -223,7 +225,7 @@ def aggregate(
     try:
         cfg = load_config(str(config) if config else None, logs=[], job=job, metrics_addr=metrics_addr, mqtt=mqtt,
                           state_dir=state_dir, aggregate=True, console=False if quiet else None,
-                          log_format=log_format.value if log_format else None)
+                          log_format=log_format.value if log_format else None, webhook=webhook)
     except ConfigError as exc:
         raise _fail(f"invalid configuration: {exc}") from None
     cfg.logs = []

@@ -44,7 +44,7 @@ class Limits(BaseModel):
     max_files: int = Field(4096, ge=1, description="files tailed at once; more are counted as dropped")
     max_line_bytes: int = Field(1 << 20, ge=1024, description="longer lines are cut (the cut is counted)")
     max_ranks: int = Field(65536, ge=1, description="distinct rank label values exported")
-    read_chunk_bytes: int = Field(8 << 20, ge=4096, description="bytes read per file per turn")
+    read_chunk_bytes: int = Field(1 << 20, ge=4096, description="bytes read (and scanned, off the event loop) per file per turn; /metrics waits at most one turn")
 
 
 class Settings(BaseSettings):
@@ -71,6 +71,8 @@ class Settings(BaseSettings):
     host: str = Field(default_factory=lambda: __import__("socket").gethostname(), min_length=1,
                       description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
+    webhook: str | None = Field(None, repr=False, description="http(s) URL: each incident change is POSTed there as JSON (Slack-compatible)")
+    webhook_format: Literal["json", "slack"] = Field("json", description="json: text + incident; slack: text only")
     log_format: Literal["text", "json"] = Field("text", description="the daemon's log lines: text, or one JSON object per line")
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
 
@@ -100,6 +102,13 @@ class Settings(BaseSettings):
             parse_url(v)
         return v
 
+    @field_validator("webhook")
+    @classmethod
+    def _webhook(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", v):
+            raise ValueError("must be an http:// or https:// URL")
+        return v
+
     def safe_dump(self) -> dict[str, Any]:
         """Settings for logs and /healthz: secrets (the broker password) masked."""
         from monitor.mqtt import parse_url
@@ -107,6 +116,8 @@ class Settings(BaseSettings):
         d = self.model_dump(mode="json")
         if self.mqtt:
             d["mqtt"] = parse_url(self.mqtt).safe()
+        if self.webhook:
+            d["webhook"] = "***"  # a webhook URL is its own credential
         return d
 
     @property

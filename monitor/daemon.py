@@ -35,7 +35,6 @@ from monitor.config import Settings
 from monitor.live import Change, LiveEngine
 from monitor.metrics import RankwatchCollector
 from monitor.mqtt import (
-    SCHEMA,
     EventPayload,
     Outbox,
     Publisher,
@@ -45,6 +44,9 @@ from monitor.mqtt import (
     topic,
     topic_filter,
 )
+from monitor.sinks import Sink
+from monitor.sinks import build as build_sink
+from monitor.sinks.metrics import SinkCollector
 from monitor.tailer import Tailer, glob_base
 
 __all__ = ["Daemon"]
@@ -114,6 +116,12 @@ class Daemon:
         self.collector = RankwatchCollector(self.engine, self.tailer, cfg.limits.max_ranks)
         self.collector.publisher = self.publisher
         self.registry.register(self.collector)
+        self.sinks: list[Sink] = []  # where incident changes go (monitor/sinks), each counted
+        if self.publisher is not None and cfg.aggregate:
+            self.sinks.append(build_sink("mqtt", outbox=self.publisher.outbox, job=cfg.job))
+        if cfg.webhook:
+            self.sinks.append(build_sink("webhook", url=cfg.webhook, fmt=cfg.webhook_format))
+        self.registry.register(SinkCollector(self.sinks))
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
         self.dirty = False
@@ -204,11 +212,9 @@ class Daemon:
         if self.on_change is not None:
             for c in changes:
                 self.on_change(c)
-        if self.publisher is not None and self.cfg.aggregate:
+        for sink in self.sinks:
             for c in changes:
-                d = dict(c.incident, schema=SCHEMA, job=self.cfg.job)
-                self.publisher.outbox.put_incident(
-                    d["id"], topic(self.cfg.job, "incidents", d["id"]), json.dumps(d, ensure_ascii=False).encode())
+                sink.incident(c)
         return changes
 
     def restore(self) -> None:
@@ -399,6 +405,7 @@ class Daemon:
         tasks = [self._watch(n, c) for n, c in (("reader", self._reader()), ("rescanner", self._rescanner()),
                                                  ("checkpointer", self._checkpointer()))]
         pub_task = self._watch("mqtt", self.publisher.run()) if self.publisher else None
+        sink_tasks = [self._watch(f"sink:{k.kind}", k.run()) for k in self.sinks]
         try:
             await self.stopping.wait()
         finally:
@@ -420,6 +427,10 @@ class Daemon:
                 self.tailer.stats.dropped["checkpoint_failed"] += 1
                 self.log(f"rankwatch: final checkpoint failed: {exc}")
             self.tailer.close()
+            for k in self.sinks:
+                k.stop()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*sink_tasks, return_exceptions=True), timeout=30)
             if self.publisher is not None and pub_task is not None:
                 # give the broker a moment to take what is left, then say goodbye (retained offline)
                 with contextlib.suppress(TimeoutError):

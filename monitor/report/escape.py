@@ -13,7 +13,9 @@ outside text through exactly one of:
   meaning to is backslash-escaped or made an entity, so it shows as itself;
   ``code_span``/``fence`` quote text as inline code / a code block whose backtick run is
   longer than any in the text, so the text cannot close it;
-- ``html(text)``: ``terminal`` (newlines kept) and then ``html.escape`` (quotes included).
+- ``html(text)``: ``terminal`` (newlines kept) and then ``html.escape`` (quotes included);
+- ``slack(text)``: ``terminal`` and then Slack's own escaping (``&``, ``<``, ``>``), so no
+  ``<!channel>``, ``<@user>`` or ``<url|label>`` can come out of log text.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MULTILINE_KEYS", "code_span", "fence", "html", "markdown", "report", "terminal"]
+__all__ = ["MULTILINE_KEYS", "code_span", "fence", "html", "markdown", "report", "slack", "terminal"]
 
 # C0 controls but tab, DEL, C1 controls, bidi embeddings/overrides/isolates, line/paragraph separators
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -79,6 +81,11 @@ def html(text: Any) -> str:
     """``text`` safe anywhere in an HTML element or a quoted attribute (newlines are kept:
     HTML gives them no power; pass one-line fields through ``terminal`` first)."""
     return _html.escape(terminal(text, multiline=True), quote=True)
+
+
+def slack(text: Any) -> str:
+    """``text`` as literal Slack message text (mrkdwn control sequences escaped)."""
+    return terminal(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def report(obj: Any, fn: Callable[[str, bool], str] | None = None, key: str = "") -> Any:
