@@ -33,7 +33,7 @@ class MqttSink:
             return
         d = dict(change.incident, schema=SCHEMA, job=self.job)
         try:
-            payload = json.dumps(d, ensure_ascii=False, allow_nan=False).encode()
+            payload = json.dumps(d, ensure_ascii=False).encode()  # as before: NaN evidence values stay NaN
         except (TypeError, ValueError):
             self.stats.errors += 1
             self.stats.dropped[DropReason.INVALID] += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 from collections import deque
 from typing import Any, Literal
@@ -26,8 +27,19 @@ from monitor.sinks.registry import register
 __all__ = ["WebhookSink", "body"]
 
 
+def _strict(v: Any) -> Any:
+    """Strict JSON: a non-finite number becomes its name ("nan", "inf", "-inf")."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: _strict(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_strict(x) for x in v]
+    return v
+
+
 def body(change: Change, fmt: Literal["json", "slack"] = "json") -> dict[str, Any]:
-    d = redact(change.incident)
+    d = _strict(redact(change.incident))
     ini = d.get("initiator") or {}
     rank = "unknown rank" if ini.get("rank") is None else f"rank {ini['rank']}"
     step = "" if ini.get("step") is None else f" at step {ini['step']}"

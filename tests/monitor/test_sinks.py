@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,7 @@ def _change(n: int, kind: str = "open") -> Change:
             {"path": "rank_3.log", "line": 9, "text": f"OOM <!channel> token={SECRET} \x1b[2J"}]},
         "root_cause": ["batch too large"], "fix": "smaller batch", "verify": "run again", "revision": 1,
         "collateral": [], "hardware": False, "status": "open", "fix_stack": "pytorch", "fix_why": "less memory",
+        "data": {"loss": math.nan},
     })
 
 
@@ -123,8 +125,8 @@ def test_webhook_posts_slack_compatible_json_to_a_real_receiver() -> None:
     assert (sink.stats.emitted, sink.stats.errors, sink.stats.dropped[DropReason.REJECTED]) == (1, 1, 1)
     [doc] = rx.got
     assert doc["incident"]["id"] == "cuda_oom-0000000001" and doc["text"].startswith("[CRITICAL] incident open:")
-    raw = json.dumps(doc)
-    assert SECRET not in raw  # redacted
+    raw = json.dumps(doc, allow_nan=False)  # strict JSON: NaN went as "nan"
+    assert SECRET not in raw and doc["incident"]["data"]["loss"] == "nan"  # redacted
     # what Slack shows: log text cannot ping a channel or drive a terminal
     assert "<!channel>" not in doc["text"] and "&lt;!channel&gt;" in doc["text"] and "\x1b" not in doc["text"]
 
