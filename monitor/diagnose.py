@@ -50,7 +50,9 @@ def _read_error_json(lf: LogFile, parser: LogParser, fstate: FileState, state: J
             state.add(ev)
 
 
-def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) -> tuple[int, int]:
+def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState,
+                notes: list[str] | None = None) -> tuple[int, int]:
+    """Feed one stream; a line cut at the length cap is said in ``notes`` (its tail is not read)."""
     reader = ChunkReader()
     nbytes = 0
     while True:
@@ -66,6 +68,9 @@ def feed_stream(fh: Any, parser: LogParser, fstate: FileState, state: JobState) 
     if buf:
         for ev in parser.parse_chunk(buf, first, fstate):
             state.add(ev)
+    if reader.truncated_lines and notes is not None:
+        notes.append(f"{fstate.path}: {reader.truncated_lines} line(s) longer than {reader.max_line} bytes were cut; "
+                     f"{reader.dropped_bytes} byte(s) of their tails were not read")
     return nbytes, reader.lines_done
 
 
@@ -90,7 +95,7 @@ def diagnose_paths(paths: list[str], job: str | None = None, engine: str | None 
             continue
         try:
             with lf.path.open("rb") as fh:
-                n, lines = feed_stream(fh, parser, fstate, state)
+                n, lines = feed_stream(fh, parser, fstate, state, notes)
         except OSError as exc:
             notes.append(f"could not read {lf.display}: {exc.strerror or exc}")
             continue
@@ -132,8 +137,8 @@ def diagnose_stream(fh: Any, name: str = "stdin", job: str | None = None,
     parser = default_parser()
     state = JobState(job=job or name)
     fstate = FileState(path=name, year=time.gmtime().tm_year)
-    n, lines = feed_stream(fh, parser, fstate, state)
     notes: list[str] = []
+    n, lines = feed_stream(fh, parser, fstate, state, notes)
     _compare(state, notes, base, baseline, expect_speedup)
     return DiagnoseResult(report=build_report(state, files=1, notes=notes), notes=notes, bytes_read=n, lines=lines,
                           state=state)

@@ -140,3 +140,11 @@ def test_markdown_report_escapes_the_job_name() -> None:
     md = render_markdown(report)
     rendered = MarkdownIt("commonmark").render(md)
     assert "<b>" not in rendered and "<a " not in rendered
+
+
+def test_attack_overlong_line_tail_is_noted_in_the_report(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "rank_0.log").write_bytes(b"[rank0]: RuntimeError: x" + b"A" * (2 << 20) + b" hidden tail\nstep 1 | loss 1.0\n")
+    notes = json.loads(rw("diagnose", str(logs), "-f", "json").stdout)["notes"]
+    assert any("rank_0.log: 1 line(s) longer than" in n and "were cut" in n for n in notes), notes
