@@ -143,7 +143,7 @@ class _Correlator:
             f.data["rank_from"] = rec.data.get("rank_from")
         out.append(f)
         for key, r in all_bad:
-            if r is rec:
+            if r.order == rec.order:  # the same record (by value: a restored checkpoint has copies)
                 continue
             out.append(self.finding("nonfinite_loss", rank_of(key), r.step, r.time, [r.source], role=Role.COLLATERAL,
                                     metric="loss" if (key, r) in loss_bad else "grad_norm"))

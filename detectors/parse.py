@@ -16,6 +16,7 @@ line numbers are exact (1-based, counted over the whole file by the caller's
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -84,8 +85,10 @@ class LogParser:
             if context_only.issuperset(ids):
                 if seen is None:
                     seen = state.context_seen = set()
-                key = _VOLATILE.sub(b"#", buf[start:end])
-                if key in seen and b"\r" not in key:
+                line = _VOLATILE.sub(b"#", buf[start:end])
+                # a stable digest, not the line: the set is checkpointed, and log text never is raw
+                key = zlib.crc32(line)
+                if key in seen and b"\r" not in line:
                     continue
                 if len(seen) < MAX_CONTEXT_SEEN:
                     seen.add(key)

@@ -14,6 +14,8 @@ returns a copy whose strings have their secrets replaced by ``[REDACTED:<kind>]`
   secret|token|api_key|…)`` key, unless the value is a plain number;
 - ``Authorization: Bearer …`` / ``Basic …`` / ``token …``;
 - the password of a URL with credentials (``https://user:pass@host``);
+- short password keys (``pass=``, ``PGPASS=``, ``MYSQL_PWD=``), a flag followed by its
+  secret (``--password X``, ``--api-key X``, ``--token X``) and ``mysql -pX``;
 - PEM private key blocks (``-----BEGIN … PRIVATE KEY-----`` to its END line, or to the
   end of the string when the block is cut).
 
@@ -58,6 +60,17 @@ _SECRET_KV = re.compile(
     r"(?i)(?<![\w-])([\w.-]{0,64}?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|"
     r"private[_-]?key|credentials?|auth[_-]?key)[\"']?\s*[=:]\s*)([\"']?)([^\s\"',;&}]+)"
 )
+# short names for a password (``pass=``, ``PGPASS=``, ``MYSQL_PWD=``): only as the whole key or its last part,
+# so ``bypass``/``compass`` keep their values
+_SHORT_KV = re.compile(r"(?i)(?<![\w.-])((?:[\w.-]{0,64}[_.-])?(?:pass|pwd|pgpass)[\"']?\s*[=:]\s*)([\"']?)([^\s\"',;&}]+)")
+# a command-line flag that takes a secret as its next word: ``--password X``, ``--api-key X``, ``--token X``,
+# also in a quoted argv list (``'--password', 'X'``)
+_SECRET_FLAG = re.compile(
+    r"(?i)(?<![\w-])(--?[\w-]{0,32}?(?:password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|apikey|"
+    r"access[_-]?key|auth[_-]?key|credentials?)(?:[\"']?,[ \t]*|[ \t]+))([\"']?)([^\s\"',;-][^\s\"',;]*)"
+)
+# ``mysql -pSECRET`` (and mysqldump, mysqladmin): the password glued to -p
+_MYSQL_P = re.compile(r"(?i)\b(mysql\w{0,8}\b[^\n]{0,200}?[ \t]-p)([^\s-][^\s]*)")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
@@ -85,7 +98,10 @@ def redact_text(text: str) -> str:
     out = _BEARER.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)} [REDACTED:credentials]", out)
     for kind, rx in _TOKENS:
         out = rx.sub(f"[REDACTED:{kind}]", out)
-    return _SECRET_KV.sub(_kv, out)
+    out = _SECRET_KV.sub(_kv, out)
+    out = _SHORT_KV.sub(_kv, out)
+    out = _SECRET_FLAG.sub(_kv, out)
+    return _MYSQL_P.sub(lambda m: m.group(0) if m.group(2).startswith("[REDACTED") else f"{m.group(1)}[REDACTED:secret]", out)
 
 
 # ---------------------------------------------------------------------- identities (bundle mode)

@@ -1,31 +1,59 @@
-"""Crash-safe checkpoints: file positions + engine state, written atomically.
+"""Crash-safe checkpoints: file positions + engine state, written atomically, as data.
 
-One file, ``<state_dir>/checkpoint.json``: per-file identity (device, inode, head
-fingerprint) and the last offset that ends a line, plus the engine state (pickled,
-base64) and its SHA-256. Written as tmp + fsync + rename + fsync(dir), so a crash leaves
-either the old or the new checkpoint, never a torn one. ``load`` returns None (and a
-reason) for a missing, corrupt, foreign-job or other-version checkpoint: the daemon then
-starts from the beginning of every file and says so.
+One file, ``<state_dir>/checkpoint.json`` (mode 0600; the directory is made 0700): per-file
+identity (device, inode, head fingerprint) and the last offset that ends a line, each
+file's parse state, and the engine state, all as versioned JSON (``monitor.snapshot``: a
+typed, redacted snapshot, never a pickle), with the SHA-256 of the engine part. Written
+as tmp + fsync + rename + fsync(dir), so a crash leaves either the old or the new
+checkpoint, never a torn one.
 
-The engine state is a pickle of rankwatch's own objects, read only from the daemon's
-own state directory (keep it private to the daemon's user).
+``load`` validates the whole document with ``CheckpointDoc`` and rebuilds the engine with
+``snapshot.load`` (which only ever sets fields of rankwatch's own classes): a missing,
+corrupt, foreign-job, other-version or wrongly-shaped checkpoint gives ``None`` and one
+line saying why; the daemon then starts every file from the beginning and counts it.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["VERSION", "Checkpoint", "load", "save"]
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-VERSION = 1
+from monitor import snapshot
+
+__all__ = ["VERSION", "Checkpoint", "CheckpointDoc", "Position", "StateDirError", "load", "prepare", "save"]
+
+VERSION = 2
 NAME = "checkpoint.json"
+
+
+class Position(BaseModel):
+    """One followed file: identity, resumable offset, parse state."""
+
+    model_config = ConfigDict(extra="forbid")
+    dev: int = Field(ge=0)
+    ino: int = Field(ge=0)
+    head: str = Field(max_length=64)
+    head_len: int = Field(256, ge=0)
+    offset: int = Field(ge=0)
+    lines: int = Field(ge=0)
+    skipping: bool = False
+    generation: int = Field(0, ge=0)
+    fstate: Any = None  # a snapshot of detectors.parsers.base.FileState
+
+
+class CheckpointDoc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: Literal[2]
+    job: str
+    positions: dict[str, Position]
+    engine_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    engine: Any
 
 
 @dataclass
@@ -35,25 +63,49 @@ class Checkpoint:
     engine: Any
 
 
+class StateDirError(ValueError):
+    """The state directory cannot hold checkpoints; the message says why."""
+
+
+def prepare(state_dir: Path) -> None:
+    """Make ``state_dir`` (0700) and prove a checkpoint can be written there, at startup,
+    rather than at the first checkpoint interval."""
+    probe = state_dir / f".{NAME}.probe"
+    try:
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(state_dir, 0o700)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"{}")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StateDirError(f"{state_dir} cannot hold checkpoints: {exc.strerror or exc}") from None
+
+
+def _digest(engine: Any) -> str:
+    return hashlib.sha256(json.dumps(engine, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def save(state_dir: Path, cp: Checkpoint) -> Path:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    blob = pickle.dumps({"engine": cp.engine, "fstates": {p: r.get("fstate") for p, r in cp.positions.items()}},
-                        protocol=pickle.HIGHEST_PROTOCOL)
-    positions = {p: {k: v for k, v in r.items() if k != "fstate"} for p, r in cp.positions.items()}
-    doc = {
-        "version": VERSION,
-        "job": cp.job,
-        "positions": positions,
-        "engine_sha256": hashlib.sha256(blob).hexdigest(),
-        "engine": base64.b64encode(blob).decode(),
-    }
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(state_dir, 0o700)
+    engine = snapshot.dump(cp.engine)
+    positions = {p: {**{k: v for k, v in r.items() if k != "fstate"}, "fstate": snapshot.dump(r.get("fstate"))}
+                 for p, r in cp.positions.items()}
+    doc = {"version": VERSION, "job": cp.job, "positions": positions, "engine_sha256": _digest(engine), "engine": engine}
     path = state_dir / NAME
     tmp = state_dir / f".{NAME}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, allow_nan=False)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+    if (path.stat().st_mode & 0o077) != 0:
+        os.chmod(path, 0o600)  # a temporary file that existed before with wider bits
     dfd = os.open(state_dir, os.O_RDONLY)
     try:
         os.fsync(dfd)
@@ -63,22 +115,31 @@ def save(state_dir: Path, cp: Checkpoint) -> Path:
 
 
 def load(state_dir: Path, job: str) -> tuple[Checkpoint | None, str]:
+    """The checkpoint, or None and why ("no checkpoint" when there is none to read)."""
     path = state_dir / NAME
     if not path.exists():
         return None, "no checkpoint"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        if doc.get("version") != VERSION:
-            return None, f"checkpoint version {doc.get('version')} is not {VERSION}"
-        if doc.get("job") != job:
-            return None, f"checkpoint belongs to job {doc.get('job')!r}, not {job!r}"
-        blob = base64.b64decode(doc["engine"])
-        if hashlib.sha256(blob).hexdigest() != doc["engine_sha256"]:
+        raw = json.loads(path.read_bytes())
+        if isinstance(raw, dict) and raw.get("version") != VERSION:
+            return None, f"checkpoint version {raw.get('version')!r} is not {VERSION}"
+        doc = CheckpointDoc.model_validate(raw)
+        if doc.job != job:
+            return None, f"checkpoint belongs to job {doc.job!r}, not {job!r}"
+        if _digest(doc.engine) != doc.engine_sha256:
             return None, "checkpoint engine state fails its checksum"
-        payload = pickle.loads(blob)
-        positions = doc["positions"]
-        for p, rec in positions.items():
-            rec["fstate"] = payload["fstates"].get(p)
-        return Checkpoint(doc["job"], positions, payload["engine"]), "resumed"
-    except (OSError, ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
+        engine = snapshot.load(doc.engine)
+        positions: dict[str, dict[str, Any]] = {}
+        for p, pos in doc.positions.items():
+            rec = pos.model_dump()
+            rec["fstate"] = snapshot.load(pos.fstate)
+            positions[p] = rec
+        return Checkpoint(doc.job, positions, engine), "resumed"
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(str(x) for x in e["loc"]) or "checkpoint"
+        return None, f"checkpoint invalid ({where}: {e['msg']})"
+    except snapshot.SnapshotError as exc:
+        return None, f"checkpoint invalid ({exc})"
+    except (OSError, ValueError, RecursionError) as exc:
         return None, f"checkpoint unreadable ({type(exc).__name__}: {exc})"

@@ -14,10 +14,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from detectors.catalog import CatalogError, load_catalog
 from monitor.diagnose import default_jobs, diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
+from monitor.report.escape import terminal
 
 __all__ = ["app", "main"]
 
@@ -34,6 +36,11 @@ app.add_typer(catalog_app, name="catalog")
 err = Console(stderr=True)
 
 
+class LogFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
 class Format(StrEnum):
     text = "text"
     json = "json"
@@ -41,8 +48,13 @@ class Format(StrEnum):
     html = "html"
 
 
+def _say(msg: str, prefix: str = "rankwatch:", style: str = "bold red") -> None:
+    """One line on stderr: outside text in ``msg`` is shown as itself (never markup, never wrapped)."""
+    err.print(Text.assemble((prefix, style), " ", terminal(msg)), highlight=False, soft_wrap=True)
+
+
 def _fail(msg: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]rankwatch:[/] {msg}", highlight=False)
+    _say(msg)
     return typer.Exit(code)
 
 
@@ -73,7 +85,7 @@ def diagnose(
         raise _fail(str(exc)) from None
     if paths != ["-"] and not result.files:
         for note in result.notes:
-            err.print(f"note: {note}", highlight=False)
+            _say(note, "note:", "")
         raise _fail(f"no readable log files in {', '.join(paths)}")
     from monitor.report import render_markdown, render_text  # not on the daemon's path (its RSS)
     from monitor.report.html import render_report_html
@@ -161,6 +173,8 @@ def run(
     aggregate: Annotated[bool, typer.Option("--aggregate", help="Also correlate the whole job from the broker (needs --mqtt).")] = False,
     host: Annotated[str | None, typer.Option("--host", help="This node's name in MQTT topics (default: hostname).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No per-finding console output.")] = False,
+    log_format: Annotated[LogFormat | None, typer.Option("--log-format", help="Daemon log lines: text (default) or json (one object per line, for log shippers).")] = None,
+    webhook: Annotated[str | None, typer.Option("--webhook", help="POST each incident change as JSON to this http(s) URL (Slack-compatible).")] = None,
 ) -> None:
     """Follow every rank's log live: findings and incidents on the console, Prometheus /metrics."""
     from monitor.config import ConfigError, load_config
@@ -168,7 +182,8 @@ def run(
     try:
         cfg = load_config(str(config) if config else None, logs=logs, job=job, metrics_addr=metrics_addr,
                           mqtt=mqtt, state_dir=state_dir, console=False if quiet else None,
-                          aggregate=True if aggregate else None, host=host)
+                          aggregate=True if aggregate else None, host=host,
+                          log_format=log_format.value if log_format else None, webhook=webhook)
     except ConfigError as exc:
         raise _fail(f"invalid configuration: {exc}") from None
     if cfg.aggregate and not cfg.mqtt:
@@ -181,12 +196,17 @@ def _serve(cfg: Any) -> None:
 
     from monitor.console import LiveConsole
     from monitor.daemon import Daemon
+    from monitor.daemonlog import setup as setup_logging
 
+    log = setup_logging(cfg.log_format)
     out = LiveConsole() if cfg.console else None
-    daemon = Daemon(cfg, on_change=out.change if out else None, on_finding=out.finding if out else None,
-                    log=lambda m: err.print(m, highlight=False))
+    daemon = Daemon(cfg, on_change=out.change if out else None, on_finding=out.finding if out else None, log=log.info)
+    from monitor.checkpoint import StateDirError
+
     try:
         asyncio.run(daemon.run())
+    except StateDirError as exc:
+        raise _fail(f"invalid configuration: state_dir: {exc}") from None
     except OSError as exc:
         raise _fail(f"cannot start: {exc.strerror or exc} ({cfg.metrics_addr})") from None
 
@@ -223,13 +243,16 @@ def aggregate(
     state_dir: Annotated[Path | None, typer.Option("--state-dir", help="Checkpoint directory.")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML or TOML settings file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No console output per incident.")] = False,
+    log_format: Annotated[LogFormat | None, typer.Option("--log-format", help="Daemon log lines: text (default) or json.")] = None,
+    webhook: Annotated[str | None, typer.Option("--webhook", help="POST each incident change as JSON to this http(s) URL (Slack-compatible).")] = None,
 ) -> None:
     """Correlate a multi-node job from the broker: one incident naming the initiating rank, published back."""
     from monitor.config import ConfigError, load_config
 
     try:
         cfg = load_config(str(config) if config else None, logs=[], job=job, metrics_addr=metrics_addr, mqtt=mqtt,
-                          state_dir=state_dir, aggregate=True, console=False if quiet else None)
+                          state_dir=state_dir, aggregate=True, console=False if quiet else None,
+                          log_format=log_format.value if log_format else None, webhook=webhook)
     except ConfigError as exc:
         raise _fail(f"invalid configuration: {exc}") from None
     cfg.logs = []
@@ -248,7 +271,7 @@ def check(
     try:
         res = run_check(config, gpu=gpu)
     except CheckError as exc:
-        err.print(f"[bold red]rankwatch:[/] {exc}", highlight=False, soft_wrap=True)  # one line: paths stay whole
+        _say(str(exc))  # one line: paths stay whole
         raise typer.Exit(2) from None
     if format is Format.json:
         sys.stdout.write(json.dumps(res.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -334,7 +357,7 @@ def main() -> None:
     try:
         app()
     except CatalogError as exc:
-        err.print(f"[bold red]rankwatch:[/] invalid failure catalog: {exc}", highlight=False)
+        _say(f"invalid failure catalog: {exc}")
         sys.exit(2)
 
 

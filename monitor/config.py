@@ -1,5 +1,8 @@
 """Daemon configuration: a YAML/TOML file, ``RANKWATCH_*`` environment variables and CLI
-flags, in increasing order of precedence (flags win).
+flags, in increasing order of precedence (flags win), read by pydantic-settings' own
+sources; nested settings merge field by field (``RANKWATCH_LIMITS__MAX_FILES`` overrides
+the file's ``limits.max_files`` and nothing else). A ``RANKWATCH_*`` variable that names
+no setting is an error, as is a file that is not UTF-8, not YAML/TOML, or not a mapping.
 
 Invalid configuration never starts the daemon: ``load_config`` raises ``ConfigError``
 with one readable message naming the field (``metrics_addr: port must be 1-65535``),
@@ -12,11 +15,18 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+    YamlConfigSettingsSource,
+)
 
 from monitor.stacks import StackSettings
 
@@ -36,7 +46,7 @@ class Limits(BaseModel):
     max_files: int = Field(4096, ge=1, description="files tailed at once; more are counted as dropped")
     max_line_bytes: int = Field(1 << 20, ge=1024, description="longer lines are cut (the cut is counted)")
     max_ranks: int = Field(65536, ge=1, description="distinct rank label values exported")
-    read_chunk_bytes: int = Field(8 << 20, ge=4096, description="bytes read per file per turn")
+    read_chunk_bytes: int = Field(1 << 20, ge=4096, description="bytes read (and scanned, off the event loop) per file per turn; /metrics waits at most one turn")
 
 
 class Settings(BaseSettings):
@@ -65,6 +75,9 @@ class Settings(BaseSettings):
     host: str = Field(default_factory=lambda: __import__("socket").gethostname(), min_length=1,
                       description="this node's name in MQTT topics and client id")
     console: bool = Field(True, description="print findings and incidents on the console")
+    webhook: str | None = Field(None, repr=False, description="http(s) URL: each incident change is POSTed there as JSON (Slack-compatible)")
+    webhook_format: Literal["json", "slack"] = Field("json", description="json: text + incident; slack: text only")
+    log_format: Literal["text", "json"] = Field("text", description="the daemon's log lines: text, or one JSON object per line")
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
     stacks: StackSettings = Field(default_factory=lambda: StackSettings.model_validate({}),
                                   description="live stacks of the ranks on a stall (py-spy)")
@@ -95,6 +108,13 @@ class Settings(BaseSettings):
             parse_url(v)
         return v
 
+    @field_validator("webhook")
+    @classmethod
+    def _webhook(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", v):
+            raise ValueError("must be an http:// or https:// URL")
+        return v
+
     def safe_dump(self) -> dict[str, Any]:
         """Settings for logs and /healthz: secrets (the broker password) masked."""
         from monitor.mqtt import parse_url
@@ -102,6 +122,8 @@ class Settings(BaseSettings):
         d = self.model_dump(mode="json")
         if self.mqtt:
             d["mqtt"] = parse_url(self.mqtt).safe()
+        if self.webhook:
+            d["webhook"] = "***"  # a webhook URL is its own credential
         return d
 
     @property
@@ -118,24 +140,50 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # flags (init) > environment > file (passed in as init defaults by load_config)
-        return (init_settings, env_settings)
+        # flags (init) > environment > file > defaults; nested settings merge field by field
+        # (RANKWATCH_LIMITS__MAX_FILES beats the file's limits.max_files, and keeps its other limits)
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        cfg = settings_cls.model_config
+        if cfg.get("toml_file"):
+            sources.append(TomlConfigSettingsSource(settings_cls))
+        elif cfg.get("yaml_file"):
+            sources.append(YamlConfigSettingsSource(settings_cls))
+        return tuple(sources)
 
 
-def _read_file(path: Path) -> dict[str, Any]:
+ENV_PREFIX = "RANKWATCH_"
+
+
+def _check_env() -> None:
+    """Every ``RANKWATCH_*`` variable must name a setting: a typo is an error, not a no-op."""
+    nested = {name: f.annotation for name, f in Settings.model_fields.items()}
+    for key in sorted(os.environ):
+        if not key.startswith(ENV_PREFIX):
+            continue
+        head, _, rest = key[len(ENV_PREFIX):].lower().partition("__")
+        if head not in nested:
+            raise ConfigError(f"{key}: unknown setting (see 'rankwatch run --help' and the README)")
+        if rest:
+            sub = nested[head]
+            if not (isinstance(sub, type) and issubclass(sub, BaseModel)) or rest not in sub.model_fields:
+                raise ConfigError(f"{key}: unknown setting")
+
+
+def _check_file(path: Path) -> None:
+    """The file exists, is UTF-8 and holds a mapping: one message otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.start})") from None
+    kind = "TOML" if path.suffix == ".toml" else "YAML"
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+        data = tomllib.loads(text) if kind == "TOML" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: not valid {kind}: {exc}") from None
+    if data is not None and not isinstance(data, dict):
         raise ConfigError(f"config file {path}: must be a mapping of settings, got {type(data).__name__}")
-    return data
 
 
 def _message(exc: ValidationError) -> str:
@@ -148,15 +196,34 @@ def _message(exc: ValidationError) -> str:
     return f"{loc}: {msg}{more}"
 
 
+def _settings_error(exc: SettingsError) -> str:
+    """pydantic-settings' 'error parsing value for field "logs" from source ...' as one line."""
+    m = re.search(r'field "([^"]+)"', str(exc))
+    field = m.group(1) if m else "config"
+    example = _JSON_EXAMPLES.get(field, "")
+    return f"{ENV_PREFIX}{field.upper()}: must be JSON" + (f", e.g. {ENV_PREFIX}{field.upper()}='{example}'" if example else "")
+
+
+_JSON_EXAMPLES = {"logs": '["/logs/**/*.log"]', "limits": '{"max_files": 1024}'}
+
+
 def load_config(config_file: str | None = None, **flags: Any) -> Settings:
     """File < environment < flags. ``flags`` with value None are not given."""
-    base: dict[str, Any] = _read_file(Path(config_file)) if config_file else {}
+    _check_env()
     given = {k: v for k, v in flags.items() if v is not None and v != [] and v != ()}
-    env_keys = {k[len("RANKWATCH_"):].lower() for k in os.environ if k.startswith("RANKWATCH_")}
-    # the file is the lowest layer: drop what the environment sets
-    merged = {k: v for k, v in base.items() if k not in env_keys}
-    merged.update(given)
+    cls: type[Settings] = Settings
+    if config_file:
+        path = Path(config_file)
+        _check_file(path)
+        key = "toml_file" if path.suffix == ".toml" else "yaml_file"
+
+        class FromFile(Settings):
+            model_config = SettingsConfigDict(**{key: path})  # type: ignore[typeddict-item,misc]
+
+        cls = FromFile
     try:
-        return Settings(**merged)
+        return cls(**given)
     except ValidationError as exc:
         raise ConfigError(_message(exc)) from None
+    except SettingsError as exc:
+        raise ConfigError(_settings_error(exc)) from None

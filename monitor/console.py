@@ -1,4 +1,7 @@
-"""Live console output: each finding (first of its kind per rank) and each incident change."""
+"""Live console output: each finding (first of its kind per rank) and each incident change.
+
+One line per item, never wrapped (``soft_wrap``), never markup: every string that came
+from the logs is passed through ``monitor.report.escape`` and printed as ``rich.text.Text``."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from rich.text import Text
 from detectors.catalog import load_catalog
 from detectors.events import Event
 from monitor.live import Change
+from monitor.report import escape
+from monitor.report.escape import terminal
 
 __all__ = ["LiveConsole"]
 
@@ -18,7 +23,7 @@ _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 class LiveConsole:
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or Console(highlight=False, soft_wrap=True)
         self.seen: Counter[tuple[int | None, str]] = Counter()
         self.catalog = load_catalog()
 
@@ -31,12 +36,12 @@ class LiveConsole:
         role = (ev.data.get("role") or (entry.role if entry else "")) if entry else ""
         rank = "?" if ev.rank is None else str(ev.rank)
         self.console.print(Text.assemble(
-            ("finding ", "bold"), (f"rank {rank} ", "cyan"), (ev.failure or "", "magenta"), f" ({role}) ",
-            (f"{ev.source.path}:{ev.source.line}", "dim"),
+            ("finding ", "bold"), (f"rank {rank} ", "cyan"), (terminal(ev.failure or ""), "magenta"), f" ({role}) ",
+            (terminal(f"{ev.source.path}:{ev.source.line}"), "dim"),
         ))
 
     def change(self, c: Change) -> None:
-        d = c.incident
+        d = escape.report(c.incident)
         ini = d["initiator"]
         rank = "unknown" if ini["rank"] is None else str(ini["rank"])
         style = _STYLE.get(d["severity"], "")

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import signal
+import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -33,12 +34,25 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from detectors.events import Event, EventKind
 from detectors.parse import default_parser
+from detectors.parsers.base import FileState
 from detectors.stall import suspicion
 from monitor import checkpoint
 from monitor.config import Settings
 from monitor.live import Change, LiveEngine
 from monitor.metrics import RankwatchCollector
-from monitor.mqtt import SCHEMA, EventPayload, Outbox, Publisher, decode_event, encode_event, parse_url, topic
+from monitor.mqtt import (
+    EventPayload,
+    Outbox,
+    Publisher,
+    decode_event,
+    encode_event,
+    parse_url,
+    topic,
+    topic_filter,
+)
+from monitor.sinks import Sink
+from monitor.sinks import build as build_sink
+from monitor.sinks.metrics import SinkCollector
 from monitor.stacks import Sampler, StackSummary, summary
 from monitor.tailer import Tailer, glob_base
 from monitor.web.live import add_live_page
@@ -98,7 +112,7 @@ class Daemon:
         self.seen_ids: OrderedDict[str, None] = OrderedDict()  # aggregator: event ids already folded in
         if cfg.mqtt:
             outbox = Outbox(max_events=cfg.mqtt_outbox)
-            sub = [topic(cfg.job, "findings", "#"), topic(cfg.job, "stacks", "+")] if cfg.aggregate else None
+            sub = [topic_filter(cfg.job, "findings"), topic_filter(cfg.job, "stacks")] if cfg.aggregate else None
             self.publisher = Publisher(parse_url(cfg.mqtt), cfg.job, host=cfg.host, outbox=outbox, log=log,
                                        subscribe=sub, on_message=self._remote if cfg.aggregate else None,
                                        cafile=str(cfg.mqtt_cafile) if cfg.mqtt_cafile else None,
@@ -110,6 +124,12 @@ class Daemon:
         self.collector = RankwatchCollector(self.engine, self.tailer, cfg.limits.max_ranks)
         self.collector.publisher = self.publisher
         self.registry.register(self.collector)
+        self.sinks: list[Sink] = []  # where incident changes go (monitor/sinks), each counted
+        if self.publisher is not None and cfg.aggregate:
+            self.sinks.append(build_sink("mqtt", outbox=self.publisher.outbox, job=cfg.job))
+        if cfg.webhook:
+            self.sinks.append(build_sink("webhook", url=cfg.webhook, fmt=cfg.webhook_format))
+        self.registry.register(SinkCollector(self.sinks))
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
         self.dirty = False
@@ -119,6 +139,10 @@ class Daemon:
         self.hinted = False  # inotify hints are active
         self.hint_seen = False  # an inotify event arrived since the last rescan
         self.saved_mark: tuple[int, int, int, int] | None = None
+        self.tasks: dict[str, asyncio.Task[Any]] = {}
+        self.owner = threading.get_ident()  # the loop's thread: the engine's only writer
+        self.pending: list[Event] = []  # read by a worker thread, not yet dispatched
+        self.io_lock = asyncio.Lock()  # the tailer: one slice, rescan, checkpoint or scrape at a time
         self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
         self.sampler = Sampler(cfg.stacks) if cfg.stacks.enabled else None
         self.stack_samples: Counter[str] = Counter()  # rankwatch_stack_samples_total{result}
@@ -130,6 +154,34 @@ class Daemon:
 
     # ------------------------------------------------------------------ engine glue
     def _sink(self, events: list[Event]) -> None:
+        """Events from the tailer. Read off the loop (a worker thread reads and scans), they
+        wait in ``pending`` and reach the engine on the loop, so the engine has one writer."""
+        if threading.get_ident() != self.owner:
+            self.pending.extend(events)
+            return
+        self._dispatch(events)
+
+    def _flush(self) -> None:
+        events, self.pending = self.pending, []
+        if events:
+            self._dispatch(events)
+
+    def _poll_slice(self) -> bool:
+        """One fair turn over all files (at most ``limits.read_chunk_bytes`` per file): run in a
+        worker thread while ``io_lock`` is held."""
+        return bool(self.tailer.poll())
+
+    async def read_available(self) -> None:
+        """Read what is there, one slice at a time off the event loop; between slices the loop
+        serves HTTP (``/metrics`` waits at most one slice for ``io_lock``)."""
+        while True:
+            async with self.io_lock:
+                more = await asyncio.to_thread(self._poll_slice)
+            self._flush()
+            if not more:
+                return
+
+    def _dispatch(self, events: list[Event]) -> None:
         if self.on_finding is not None:
             for ev in events:
                 if ev.kind is EventKind.MATCH:
@@ -155,13 +207,21 @@ class Daemon:
         except ValueError:
             self.tailer.stats.dropped["mqtt_bad_payload"] += 1
             return
+        if p.job != self.cfg.job or t != topic(self.cfg.job, "findings", "unknown" if p.rank is None else str(p.rank)):
+            self.tailer.stats.dropped["mqtt_wrong_job"] += 1  # another job's payload, or one on a topic it does not name
+            return
         if p.id in self.seen_ids:
             self.tailer.stats.dropped["mqtt_duplicate"] += 1
             return
         self.seen_ids[p.id] = None
         if len(self.seen_ids) > 1_000_000:
             self.seen_ids.popitem(last=False)
-        self.engine.feed([decode_event(p)], self.clock())
+        try:
+            self.engine.feed([decode_event(p)], self.clock())
+        except Exception as exc:  # a valid payload the engine cannot take: counted, the consumer goes on
+            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+            self.log(f"rankwatch: MQTT finding {p.id} from {p.host!r} refused by the engine: {type(exc).__name__}: {exc}")
+            return
         self.dirty = True
         self.wake.set()
 
@@ -223,16 +283,19 @@ class Daemon:
         if self.on_change is not None:
             for c in changes:
                 self.on_change(c)
-        if self.publisher is not None and self.cfg.aggregate:
+        for sink in self.sinks:
             for c in changes:
-                d = dict(c.incident, schema=SCHEMA, job=self.cfg.job)
-                self.publisher.outbox.put_incident(
-                    d["id"], topic(self.cfg.job, "incidents", d["id"]), json.dumps(d, ensure_ascii=False).encode())
+                sink.incident(c)
         return changes
 
     def restore(self) -> None:
         cp, why = checkpoint.load(self.cfg.state_dir, self.cfg.job)
+        if cp is not None:
+            why = self._unusable(cp)
+            cp = None if why else cp
         if cp is None:
+            if why != "no checkpoint":
+                self.tailer.stats.dropped["checkpoint_invalid"] += 1
             self.resume_note = f"starting from the beginning of every file ({why})"
             return
         self.engine = cp.engine
@@ -245,8 +308,25 @@ class Daemon:
                 break
         self.resume_note = f"resumed from checkpoint ({len(cp.positions)} file(s))"
 
+    def _unusable(self, cp: checkpoint.Checkpoint) -> str:
+        """Why a well-formed checkpoint still cannot be resumed from ('' when it can): the
+        engine must be a live engine of this job that can report (so /metrics and
+        /api/incidents cannot fail on restored state)."""
+        eng = cp.engine
+        if not isinstance(eng, LiveEngine) or eng.job != self.cfg.job:
+            return f"checkpoint invalid (the engine is a {type(eng).__name__}, not this job's live engine)"
+        if any(rec.get("fstate") is not None and not isinstance(rec["fstate"], FileState) for rec in cp.positions.values()):
+            return "checkpoint invalid (a file's parse state is not a FileState)"
+        try:
+            eng.report()
+            list(RankwatchCollector(eng, self.tailer, self.cfg.limits.max_ranks).collect())
+        except Exception as exc:
+            return f"checkpoint invalid (its engine state cannot report: {type(exc).__name__})"
+        return ""
+
     def save(self) -> None:
         positions = self.tailer.positions()
+        self._flush()  # events of files read to their end by positions() are in the engine before it is saved
         # files that vanished since the checkpoint keep their record until they are seen again
         for path, rec in self.tailer.resume.items():
             positions.setdefault(path, rec)
@@ -257,10 +337,14 @@ class Daemon:
         app = web.Application()
 
         async def metrics(request: web.Request) -> web.Response:
-            body = generate_latest(self.registry)
+            async with self.io_lock:  # the tailer's counters are not read while a slice runs
+                body = generate_latest(self.registry)
             return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
         async def healthz(request: web.Request) -> web.Response:
+            failed = self.failed_tasks()
+            if failed:
+                return web.json_response({"status": "unhealthy", "failed": failed, "job": self.cfg.job}, status=503)
             return web.json_response({"status": "ok", "files": len(self.tailer.tails), "job": self.cfg.job})
 
         async def api_incidents(request: web.Request) -> web.Response:
@@ -285,6 +369,31 @@ class Daemon:
         self.bound = (str(bound[0]), int(bound[1]))
         return self.bound
 
+    # ------------------------------------------------------------------ task health
+    def _watch(self, name: str, coro: Any) -> asyncio.Task[Any]:
+        """Start a long-lived task; if it ever ends before shutdown, say so at once and
+        turn ``/healthz`` unhealthy (a dead task must never look like a quiet job)."""
+        task = asyncio.create_task(coro, name=name)
+        self.tasks[name] = task
+
+        def done(t: asyncio.Task[Any]) -> None:
+            if t.cancelled() or self.stopping.is_set():
+                return
+            exc = t.exception()
+            self.log(f"rankwatch: task {name} stopped: {type(exc).__name__}: {exc}" if exc else f"rankwatch: task {name} stopped")
+
+        task.add_done_callback(done)
+        return task
+
+    def failed_tasks(self) -> dict[str, str]:
+        """Long-lived tasks that ended while the daemon is running, with why."""
+        out: dict[str, str] = {}
+        for name, t in self.tasks.items():
+            if t.done() and not self.stopping.is_set():
+                exc = None if t.cancelled() else t.exception()
+                out[name] = f"{type(exc).__name__}: {exc}" if exc else "ended"
+        return out
+
     # ------------------------------------------------------------------ loops
     async def _reader(self) -> None:
         last_eval = 0.0
@@ -296,8 +405,7 @@ class Daemon:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             self.wake.clear()
-            while self.tailer.poll():
-                await asyncio.sleep(0)  # keep HTTP responsive during a flood
+            await self.read_available()  # off the loop: HTTP stays responsive during a flood
             now = self.clock()
             # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
             if self.dirty or now - last_eval >= self.tick:
@@ -328,7 +436,8 @@ class Daemon:
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), timeout=interval)
-            self.tailer.rescan()
+            async with self.io_lock:
+                self.tailer.rescan()
             self.wake.set()
             now = self._activity()
             quiet = now == last and not self.hint_seen
@@ -344,7 +453,8 @@ class Daemon:
             if mark == self.saved_mark:
                 continue  # nothing new since the last checkpoint: a quiet job costs nothing
             try:
-                self.save()
+                async with self.io_lock:
+                    self.save()
                 self.saved_mark = mark
             except OSError as exc:
                 self.tailer.stats.dropped["checkpoint_failed"] += 1
@@ -359,6 +469,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self.stopping.set)
+        checkpoint.prepare(self.cfg.state_dir)  # an unusable state directory stops us here, said once
         self.restore()
         self.tailer.rescan()
         host, port = await self.start_http()
@@ -374,8 +485,10 @@ class Daemon:
             f"{', '.join(self.cfg.logs) or '(none)'}; metrics on http://{host}:{port}/metrics; {self.resume_note}; "
             f"{'inotify hints + ' if hints and hints.observer else ''}rescan every {self.cfg.rescan_interval:g}s{mq}"
         )
-        tasks = [asyncio.create_task(c) for c in (self._reader(), self._rescanner(), self._checkpointer())]
-        pub_task = asyncio.create_task(self.publisher.run()) if self.publisher else None
+        tasks = [self._watch(n, c) for n, c in (("reader", self._reader()), ("rescanner", self._rescanner()),
+                                                 ("checkpointer", self._checkpointer()))]
+        pub_task = self._watch("mqtt", self.publisher.run()) if self.publisher else None
+        sink_tasks = [self._watch(f"sink:{k.kind}", k.run()) for k in self.sinks]
         try:
             await self.stopping.wait()
         finally:
@@ -391,11 +504,18 @@ class Daemon:
             while self.tailer.poll():
                 pass
             self.evaluate()
+            final = ""
             try:
                 self.save()
+                final = str(Path(self.cfg.state_dir) / checkpoint.NAME)
             except OSError as exc:
+                self.tailer.stats.dropped["checkpoint_failed"] += 1
                 self.log(f"rankwatch: final checkpoint failed: {exc}")
             self.tailer.close()
+            for k in self.sinks:
+                k.stop()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*sink_tasks, return_exceptions=True), timeout=30)
             if self.publisher is not None and pub_task is not None:
                 # give the broker a moment to take what is left, then say goodbye (retained offline)
                 with contextlib.suppress(TimeoutError):
@@ -405,4 +525,5 @@ class Daemon:
                     await asyncio.wait_for(pub_task, timeout=10)
             if self.runner is not None:
                 await self.runner.cleanup()
-            self.log(f"rankwatch: stopped; final checkpoint in {Path(self.cfg.state_dir) / checkpoint.NAME}")
+            self.log(f"rankwatch: stopped; final checkpoint in {final}" if final
+                     else "rankwatch: stopped; NO final checkpoint (see above): the next start reads again from the last one")

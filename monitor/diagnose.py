@@ -81,8 +81,9 @@ def _read_error_json(lf: LogFile, engine: Engine, fstate: FileState) -> None:
 
 
 def feed_stream(fh: Any, engine: Engine, fstate: FileState,
-                progress: Callable[[int], None] | None = None) -> tuple[int, int]:
-    """Feed one file to the engine; ``progress`` is told the size of each chunk read."""
+                progress: Callable[[int], None] | None = None, notes: list[str] | None = None) -> tuple[int, int]:
+    """Feed one file to the engine; ``progress`` is told the size of each chunk read; a line
+    cut at the length cap is said in ``notes`` (its tail is not read)."""
     reader = ChunkReader()
     nbytes = 0
     while True:
@@ -98,6 +99,9 @@ def feed_stream(fh: Any, engine: Engine, fstate: FileState,
     buf, first = reader.flush()
     if buf:
         engine.feed(buf, first, fstate)
+    if reader.truncated_lines and notes is not None:
+        notes.append(f"{fstate.path}: {reader.truncated_lines} line(s) longer than {reader.max_line} bytes were cut; "
+                     f"{reader.dropped_bytes} byte(s) of their tails were not read")
     return nbytes, reader.lines_done
 
 
@@ -172,7 +176,7 @@ def _read_files(ordered: list[LogFile], eng: Engine, streams: ParallelFiles | No
                 n, lines = streams.feed(lf, fstate, eng.state)
             else:
                 with open_log(lf) as fh:
-                    n, lines = feed_stream(fh, eng, fstate, progress)
+                    n, lines = feed_stream(fh, eng, fstate, progress, notes)
         except OSError as exc:
             notes.append(f"could not read {lf.display}: {exc.strerror or exc}")
             continue
@@ -221,8 +225,8 @@ def diagnose_stream(fh: Any, name: str = "stdin", job: str | None = None,
     fstate = eng.open_file(name, year=time.gmtime().tm_year)
     head = fh.read(UNWRAP_MAX + 1)
     src: Any = io.BytesIO(unwrap(head)) if len(head) <= UNWRAP_MAX else _Chain(head, fh)
-    n, lines = feed_stream(src, eng, fstate)
     notes: list[str] = []
+    n, lines = feed_stream(src, eng, fstate, notes=notes)
     _compare(eng.state, notes, base, baseline, expect_speedup)
     return DiagnoseResult(report=eng.report(files=1, notes=notes), notes=notes, bytes_read=n, lines=lines,
                           state=eng.state)

@@ -8,13 +8,15 @@ Layouts understood (log-formats.md §1.6, issue #2):
 - combined console logs (``[defaultN]:`` / ``[rankN]:`` prefixes, ``srun --label``), Slurm
   ``slurm-<id>.out``, DeepSpeed launcher output: no rank in the path, ranks come from
   line prefixes.
-Binary files are skipped (and reported), never parsed.
+Binary files are skipped (and reported), never parsed; FIFOs, sockets and devices are
+skipped (and reported) without being opened.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +63,24 @@ def path_ranks(rel: str) -> tuple[int | None, int | None, int | None]:
     return None, None, None
 
 
+def _not_regular(path: Path) -> str:
+    """'' for a regular file (a symbolic link is followed), else what it is: FIFOs, sockets
+    and devices are never opened (opening a FIFO blocks until a writer comes)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return exc.strerror or "unreadable"
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
 def _looks_binary(path: Path) -> bool:
     try:
         with path.open("rb") as fh:
@@ -101,6 +121,10 @@ def discover(paths: list[str]) -> tuple[list[LogFile], list[str]]:
         else:
             raise InputError(f"not a regular file or directory: {raw}")
         for p, rel in candidates:
+            kind = _not_regular(p)
+            if kind:
+                notes.append(f"skipped {rel}: not a regular file ({kind})")  # a FIFO would block the read forever
+                continue
             if p.suffix.lower() in _SKIP_SUFFIX:
                 notes.append(f"skipped {rel}: not a text log ({p.suffix})")
                 continue

@@ -30,9 +30,9 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from detectors.events import Event, EventKind, Source
 from detectors.redact import redact_text
@@ -48,43 +48,83 @@ __all__ = [
     "encode_event",
     "parse_url",
     "topic",
+    "topic_filter",
+    "topic_segment",
 ]
 
-SCHEMA = 1
+SCHEMA: Literal[1] = 1
+_SAFE_SEGMENT = "-._~"  # besides ASCII letters and digits, kept as they are in topic segments
+
+
+def topic_segment(name: str) -> str:
+    """``name`` as one MQTT topic level: percent-encoded, so distinct names never share a
+    topic (``team/a`` → ``team%2Fa``, ``team_a`` stays ``team_a``) and ``/``, ``+``, ``#``,
+    NUL and control characters can never split or widen a subscription."""
+    return quote(name, safe=_SAFE_SEGMENT)
 
 
 def topic(job: str, kind: str, leaf: str) -> str:
-    safe = job.replace("/", "_").replace("+", "_").replace("#", "_")
-    return f"rankwatch/v1/{safe}/{kind}/{leaf}"
+    return f"rankwatch/v1/{topic_segment(job)}/{kind}/{topic_segment(leaf)}"
+
+
+def topic_filter(job: str, kind: str) -> str:
+    """The subscription to every topic of ``kind`` of one job (and of no other job)."""
+    return f"rankwatch/v1/{topic_segment(job)}/{kind}/#"
 
 
 # ----------------------------------------------------------------------------- payloads
 class _Payload(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    schema_: int = SCHEMA
-    job: str
+    """Every payload: the producer builds it with this model and the consumer validates it
+    with the same model (unknown fields, a wrong type or a value out of range is refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_: Literal[1] = Field(default=SCHEMA, validation_alias="schema", serialization_alias="schema")
+    job: str = Field(min_length=1, max_length=200)
 
     def dump(self) -> bytes:
-        d = self.model_dump(by_alias=False)
-        d["schema"] = d.pop("schema_")
+        d = self.model_dump(mode="json", by_alias=True)
         return json.dumps(d, ensure_ascii=False, allow_nan=False).encode()
 
 
 class EventPayload(_Payload):
     """One parsed event from a sidecar (the aggregator's input)."""
 
-    id: str
-    host: str
-    kind: str
-    path: str
-    line: int
+    id: str = Field(pattern=r"^[0-9a-f]{16}$")
+    host: str = Field(min_length=1, max_length=255)
+    kind: EventKind
+    path: str = Field(max_length=4096)
+    line: int = Field(ge=0)
     text: str
-    rank: int | None = None
-    local_rank: int | None = None
+    rank: int | None = Field(None, ge=0)
+    local_rank: int | None = Field(None, ge=0)
     time: float | None = None
     step: int | None = None
     failure: str | None = None
     data: dict[str, Any] = {}
+    rank_from: str | None = Field(None, pattern=r"^(?:path|prefix|message|block|launcher|progress|gpu_index)$")
+
+    @field_validator("failure")
+    @classmethod
+    def _known_failure(cls, v: str | None) -> str | None:
+        from detectors.catalog import load_catalog
+
+        if v is not None and v not in load_catalog():
+            raise ValueError("not a failure id of this catalog")
+        return v
+
+    @field_validator("data")
+    @classmethod
+    def _scalars(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for k, x in v.items():
+            if isinstance(x, dict):
+                if set(x) != {"__float__"} or x["__float__"] not in _NONFINITE:
+                    raise ValueError(f"data.{k}: a non-finite number is {{\"__float__\": \"nan\"|\"inf\"|\"-inf\"}}")
+            elif not (x is None or isinstance(x, str | int | float | bool)):
+                raise ValueError(f"data.{k}: must be a string, number, boolean or null")
+        return v
+
+
+_NONFINITE = ("nan", "inf", "-inf")
 
 
 class StatusPayload(_Payload):
@@ -97,9 +137,11 @@ class StatusPayload(_Payload):
 def _jsonable(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return {"__float__": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
-    if isinstance(v, str | int | float | bool) or v is None:
+    if isinstance(v, str):
+        return redact_text(v)  # exception messages carry tokens as often as the line does
+    if isinstance(v, int | float | bool) or v is None:
         return v
-    return str(v)
+    return redact_text(str(v))
 
 
 def _unjson(v: Any) -> Any:
@@ -113,20 +155,25 @@ def event_id(host: str, ev: Event, generation: int = 0) -> str:
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
+_RANK_SOURCES = ("path", "prefix", "message", "block", "launcher", "progress", "gpu_index")
+
+
 def encode_event(job: str, host: str, ev: Event) -> EventPayload:
     return EventPayload(
-        job=job, id=event_id(host, ev, int(ev.data.get("generation", 0) or 0)), host=host, kind=ev.kind.value,
-        path=ev.source.path, line=ev.source.line, text=redact_text(ev.source.text), rank=ev.rank, local_rank=ev.local_rank,
+        job=job, id=event_id(host, ev, int(ev.data.get("generation", 0) or 0)), host=host, kind=ev.kind,
+        path=redact_text(ev.source.path), line=ev.source.line, text=redact_text(ev.source.text), rank=ev.rank, local_rank=ev.local_rank,
         time=ev.time, step=ev.step, failure=ev.failure, data={k: _jsonable(v) for k, v in ev.data.items()},
+        rank_from=ev.rank_from if ev.rank_from in _RANK_SOURCES else None,
     )
 
 
 def decode_event(p: EventPayload) -> Event:
-    """An event from another node; its path is prefixed with the host so files never collide."""
+    """An event from another node; its path is prefixed with the host so files never collide.
+    ``p`` was validated by ``EventPayload``, so this cannot raise."""
     return Event(
-        kind=EventKind(p.kind), source=Source(f"{p.host}/{p.path}", p.line, p.text), rank=p.rank,
+        kind=p.kind, source=Source(f"{p.host}/{p.path}", p.line, redact_text(p.text)), rank=p.rank,
         local_rank=p.local_rank, host=p.host, time=p.time, step=p.step, failure=p.failure,
-        data={k: _unjson(v) for k, v in p.data.items()},
+        data={k: _unjson(v) for k, v in p.data.items()}, rank_from=p.rank_from,
     )
 
 
@@ -206,6 +253,7 @@ class Publisher:
         self.keepalive = keepalive
         self.connected = asyncio.Event()
         self.published = Counter[str]()
+        self.errors = 0  # messages whose handler raised (counted, never fatal)
         self.connects = 0
         self.files = 0
         self.stopping = asyncio.Event()
@@ -273,7 +321,11 @@ class Publisher:
         async for message in client.messages:
             if self.on_message is not None:
                 payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
-                self.on_message(str(message.topic), payload)
+                try:
+                    self.on_message(str(message.topic), payload)
+                except Exception as exc:  # one message never stops the consumer: counted, logged, next
+                    self.errors += 1
+                    self.log(f"rankwatch: MQTT message on {str(message.topic)!r} failed: {type(exc).__name__}: {exc}")
 
     async def _drain(self, client: Any) -> None:
         ob = self.outbox

@@ -43,7 +43,7 @@ class FileState:
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     in_traceback: bool = False
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
-    context_seen: set[bytes] | None = None  # context-only lines read (see LogParser); made on first use
+    context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
 
 
 @dataclass(slots=True)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from html import escape
 from typing import Any
 
 from detectors.detect import JobState
 from detectors.timeline import Mark, Point, Timeline, build_timeline
+from monitor.report.escape import html as escape_html
+from monitor.report.escape import terminal
 
 __all__ = ["render_html", "render_report_html"]
 
@@ -62,7 +63,7 @@ footer{color:#6b7280;font-size:12px;padding:0 28px 24px}
 
 # ----------------------------------------------------------------------------- helpers
 def _e(v: Any) -> str:
-    return escape("" if v is None else str(v), quote=True)
+    return escape_html(v)
 
 
 def _nice_ticks(lo: float, hi: float, n: int = 7) -> list[float]:
@@ -240,7 +241,7 @@ def _incident_html(inc: dict[str, Any]) -> str:
              "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in inc["root_cause"]) + "</ul>"]
     if ini.get("evidence"):
         parts.append('<div class="label">Evidence</div><pre>'
-                     + _e("\n".join(f"{e['path']}:{e['line']}: {e['text'][:400]}" for e in ini["evidence"][:8])) + "</pre>")
+                     + "\n".join(_e(terminal(f"{e['path']}:{e['line']}: {e['text'][:400]}")) for e in ini["evidence"][:8]) + "</pre>")
     if inc.get("collateral"):
         coll = ", ".join(f"rank {c['rank'] if c['rank'] is not None else '?'} ({c['failure']}"
                          + (f", step {c['step']}" if c.get("step") is not None else "") + ")" for c in inc["collateral"][:40])

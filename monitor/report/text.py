@@ -8,12 +8,17 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
+from monitor.report import escape
+
 __all__ = ["render_text"]
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def render_text(report: dict[str, Any], console: Console) -> None:
+    """Print the report. Every string of it is shown, never interpreted: control characters
+    are made visible (``monitor.report.escape``) and nothing is read as rich markup."""
+    report = escape.report(report)
     ctx = report["context"]
     console.print(
         Text.assemble(
@@ -40,7 +45,7 @@ def render_text(report: dict[str, Any], console: Console) -> None:
             body.append(Text.assemble(("Collateral: ", "bold"), f"{len(inc['collateral'])} report(s) from ranks {', '.join(map(str, ranks)) or '?'} — consequences, not causes"))
         body.append(Text.assemble((f"Fix ({inc['fix_stack']}): ", "bold green"), inc["fix"]))
         body.append(Text.assemble(("Verify: ", "bold green"), inc["verify"]))
-        title = f"[{_STYLE[inc['severity']]}]{inc['severity'].upper()}[/] {inc['title']} ({inc['failure']})"
+        title = Text.assemble((inc["severity"].upper(), _STYLE.get(inc["severity"], "")), f" {inc['title']} ({inc['failure']})")
         console.print(Panel(Group(*body), title=title, title_align="left"))
     for note in report.get("notes", []):
         console.print(Text(f"note: {note}", style="dim"))

@@ -61,3 +61,37 @@ def test_cli_invalid_config_exit_2_one_message(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "invalid configuration: metrics_addr: port must be 0-65535" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------- issue #14, defects 10 and 11
+def test_attack_env_nested_setting_beats_the_file_and_keeps_its_siblings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "rw.yaml"
+    f.write_text("limits:\n  max_files: 10\n  max_ranks: 7\n")
+    monkeypatch.setenv("RANKWATCH_LIMITS__MAX_FILES", "99")
+    cfg = load_config(str(f))
+    assert (cfg.limits.max_files, cfg.limits.max_ranks) == (99, 7)
+    assert load_config(str(f), limits={"max_files": 5}).limits.max_files == 5  # flags still win
+
+
+@pytest.mark.parametrize(("var", "value", "needle"), [
+    ("RANKWATCH_LOGS", "logs/*.log", "RANKWATCH_LOGS: must be JSON"),
+    ("RANKWATCH_LIMITS", "{bad", "RANKWATCH_LIMITS: must be JSON"),
+    ("RANKWATCH_FOO", "1", "RANKWATCH_FOO: unknown setting"),
+    ("RANKWATCH_LIMITS__MAX_FLIES", "3", "RANKWATCH_LIMITS__MAX_FLIES: unknown setting"),
+    ("RANKWATCH_RESCAN_INTERVAL", "fast", "rescan_interval"),
+])
+def test_attack_bad_environment_is_one_message_naming_it(monkeypatch: pytest.MonkeyPatch, var: str, value: str, needle: str) -> None:
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[")):
+        load_config()
+    r = subprocess.run([sys.executable, "-m", "monitor", "run", "--logs", "/nonexistent/*.log"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and needle in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_attack_non_utf8_config_file_is_one_message(tmp_path: Path) -> None:
+    f = tmp_path / "rw.yaml"
+    f.write_bytes(b"job: caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(str(f))

@@ -38,3 +38,31 @@ def test_discover_skips_binary_and_reports_it(tmp_path: Path) -> None:
 def test_missing_path_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         discover([str(tmp_path / "nope")])
+
+
+def test_attack_fifo_in_a_directory_is_skipped_never_opened(tmp_path: Path) -> None:
+    """Issue #14 defect 6: `diagnose` on a directory holding a FIFO used to block forever."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    (tmp_path / "rank_0.log").write_text("[rank0]: torch.OutOfMemoryError: CUDA out of memory.\n")
+    os.mkfifo(tmp_path / "rank_1.log")
+    os.symlink(tmp_path / "rank_1.log", tmp_path / "link.log")
+    files, notes = discover([str(tmp_path)])
+    assert [f.display for f in files] == ["rank_0.log"]
+    assert sorted(notes) == ["skipped link.log: not a regular file (a FIFO)", "skipped rank_1.log: not a regular file (a FIFO)"]
+    # the CLI as a user runs it: it finishes (the timeout only guards the suite) and says what it skipped
+    r = subprocess.run([sys.executable, "-m", "monitor", "diagnose", str(tmp_path), "-f", "json"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "cuda_oom" in r.stdout
+
+
+def test_attack_fifo_given_by_name_is_refused_without_opening(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe.log")
+    with pytest.raises(InputError, match="not a regular file"):
+        discover([str(tmp_path / "pipe.log")])

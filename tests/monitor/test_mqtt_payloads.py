@@ -32,7 +32,7 @@ def test_status_payload() -> None:
 
 
 def test_topics() -> None:
-    assert topic("run/7", "findings", "3") == "rankwatch/v1/run_7/findings/3"
+    assert topic("run/7", "findings", "3") == "rankwatch/v1/run%2F7/findings/3"
     assert topic("j", "incidents", "cuda_oom-abc") == "rankwatch/v1/j/incidents/cuda_oom-abc"
 
 

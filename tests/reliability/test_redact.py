@@ -57,6 +57,15 @@ PLANTED = [
     ("ValueError: bad key -----BEGIN RSA PRIVATE KEY-----MIIEowIBAAKCAQEA75a8Xk2", ["MIIEowIBAAKCAQEA75a8Xk2"], ["ValueError: bad key"]),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nafter",
      ["b3BlbnNzaC1rZXktdjEAAAAA"], ["after"]),
+    # issue #14 defect 13: the shapes the first version missed
+    ("[rank0]: subprocess.CalledProcessError: Command '['psql', '--password', 'Pg-S3cret!', '-h', 'db']' returned 2",
+     ["Pg-S3cret!"], ["CalledProcessError", "returned 2"]),
+    ("+ python upload.py --password Hunter2x --retries 3", ["Hunter2x"], ["--retries 3"]),
+    ("+ PGPASSWORD=Sup3rPg psql -h db -c 'select 1'", ["Sup3rPg"], ["psql -h db"]),
+    ("connecting to store?user=ml&pass=Ov3rTheW4ll&db=runs", ["Ov3rTheW4ll"], ["user=ml", "db=runs"]),
+    ("+ mysql -u ml -pMyS3cretPw -h db.internal runs < schema.sql", ["MyS3cretPw"], ["-u ml", "schema.sql"]),
+    ("+ export MYSQL_PWD=dbPw0rd9", ["dbPw0rd9"], ["export MYSQL_PWD="]),
+    ("+ huggingface-cli login --token tok3nV4lue9", ["tok3nV4lue9"], ["huggingface-cli login"]),
 ]
 
 

@@ -1,0 +1,41 @@
+"""The console sink: incident changes printed by ``monitor.console.LiveConsole``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from monitor.console import LiveConsole
+from monitor.live import Change
+from monitor.sinks.base import DropReason, Stats, valid_change
+from monitor.sinks.registry import register
+
+__all__ = ["ConsoleSink"]
+
+
+@register("console")
+class ConsoleSink:
+    kind = "console"
+
+    def __init__(self, console: LiveConsole | None = None) -> None:
+        self.out = console or LiveConsole()
+        self.stats = Stats()
+        self.stopping = asyncio.Event()
+
+    def incident(self, change: Change) -> None:
+        self.stats.received += 1
+        if not valid_change(change):
+            self.stats.dropped[DropReason.INVALID] += 1
+            return
+        try:
+            self.out.change(change)
+        except Exception:  # a closed stream, a broken pipe: counted, the daemon goes on
+            self.stats.errors += 1
+            self.stats.dropped[DropReason.GAVE_UP] += 1
+            return
+        self.stats.emitted += 1
+
+    async def run(self) -> None:
+        await self.stopping.wait()  # printing is synchronous: nothing to deliver in the background
+
+    def stop(self) -> None:
+        self.stopping.set()
