@@ -34,6 +34,8 @@ _FATAL_CATEGORIES = {"crash", "distributed", "hardware", "memory"}
 _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
 # the dynamic scalers' initial scales: torch GradScaler / apex / DeepSpeed 2^16, DeepSpeed
 # initial_scale_power 32, fairseq --fp16-init-scale 128
+LATE_STEP = 1000  # overflows past this step (or from LATE_EPOCH on) are not the start-up search
+LATE_EPOCH = 2
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 
@@ -238,8 +240,13 @@ class _Correlator:
                 consecutive=tail_run))
             return out
         trend = _spacing_trend(real)
+        # how far into training the overflows are: a step counter past the start, or a later
+        # epoch (an excerpt may begin mid-run, so "before the first metric line" is not "early")
+        first_val = self.st.first_step_value
+        late = (bool(steps) and min(steps) > LATE_STEP) or (first_val is not None and first_val > LATE_STEP) or (
+            self.st.max_epoch >= LATE_EPOCH)
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200
-        if not early and real and trend != "speeding":
+        if not early and not late and real and trend != "speeding":
             # start-up: the moves begin at a framework's initial scale (2^16 torch/apex/
             # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or all of
             # them came before the first metric line that counts steps
@@ -251,7 +258,7 @@ class _Correlator:
             early = (start in inits and trend is None) or (
                 first_step is not None and all(m.order < first_step for m in real))
         isolated = len(real) <= 3
-        if trend == "speeding" and lowest is not None and lowest <= 32:
+        if trend == "speeding" and lowest is not None and lowest <= 128:
             run_start = real[-tail_run] if real and tail_run else last
             out.append(self.finding(
                 "loss_scale_collapse", None, run_start.step if run_start else None, last.time if last else None,
@@ -261,7 +268,7 @@ class _Correlator:
         # the scaler calibrating: a high scale still, and overflows that thin out (or only a
         # few, or all in the first steps) — judged on the spacing, not on a count alone
         above_floor = lowest is None or lowest > 1
-        if above_floor and (trend == "thinning" or early or (isolated and (lowest is None or lowest >= 128))):
+        if above_floor and (trend == "thinning" or early or (isolated and not late and (lowest is None or lowest >= 128))):
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
                                     lowest_scale=lowest, trend=trend))

@@ -9,6 +9,7 @@ and ``diagnose`` reach the same verdict from the same bytes.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -25,7 +26,8 @@ _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
-MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
+MAX_RANKS = 16_384
+ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before  # distinct ranks with their own state (a bound far below any label explosion)
 BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
 
 
@@ -86,6 +88,8 @@ class JobState:
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
+        self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
+        self.max_epoch = 0.0  # the highest epoch a metric line logged
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
 
@@ -324,6 +328,10 @@ class JobState:
             self.first_sample_order = order
         if self.first_step_order is None and ev.step is not None:
             self.first_step_order = order
+            self.first_step_value = ev.step
+        epoch = d.get("epoch")
+        if isinstance(epoch, float) and math.isfinite(epoch) and epoch > self.max_epoch:
+            self.max_epoch = epoch
         if nonfinite(grad) and not st.grad_bad_now:
             st.grad_episodes += 1
         if grad is not None:
@@ -355,6 +363,10 @@ class JobState:
                     med = vals[len(vals) // 2]
                     mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
                     st.baseline[metric] = (med, mad, len(vals))
+        g = rec.data.get("grad_norm")
+        if st.explosion is None and isinstance(g, float) and math.isfinite(g) and g >= ABSURD_GRAD_NORM:
+            st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
+            return
         for metric, ratio, big, attr in (("loss", 3.0, 5.0, "spike"), ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
             v = rec.data.get(metric)
@@ -371,9 +383,21 @@ class JobState:
                 hit = v > med * big
             if not hit and metric == "loss" and n >= 5:
                 hit = self._diverged(st, v)
+            if not hit and metric == "grad_norm":
+                hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
             if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
+
+    @staticmethod
+    def _growing(st: RankState, v: float) -> bool:
+        """A gradient norm growing geometrically: each of the last 5 values at least 1.2x the
+        one before, 5x over the run (an explosion in progress, before any value is absurd)."""
+        prev = [x for r in list(st.samples)[-5:] if (x := r.data.get("grad_norm")) is not None and math.isfinite(x)]
+        seq = [*prev, v]
+        if len(seq) < 6 or seq[0] <= 0:
+            return False
+        return all(b >= 1.2 * a for a, b in itertools.pairwise(seq)) and seq[-1] >= 5 * seq[0]
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:
