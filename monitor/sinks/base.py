@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 
 from monitor.live import Change
 
-__all__ = ["DropReason", "Sink", "Stats", "valid_change"]
+__all__ = ["DropReason", "Sink", "Stats", "admit", "valid_change"]
 
 
 class DropReason(StrEnum):
@@ -55,3 +55,13 @@ def valid_change(change: object) -> bool:
     d = change.incident
     return isinstance(d, dict) and all(isinstance(d.get(k), str) for k in ("id", "failure", "severity", "title")) \
         and isinstance(d.get("initiator"), dict)
+
+
+def admit(stats: Stats, change: object) -> bool:
+    """The start of every sink's ``incident``: count it received; a malformed change is
+    counted as dropped (``INVALID``) and refused."""
+    stats.received += 1
+    if valid_change(change):
+        return True
+    stats.dropped[DropReason.INVALID] += 1
+    return False

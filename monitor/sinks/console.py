@@ -6,7 +6,7 @@ import asyncio
 
 from monitor.console import LiveConsole
 from monitor.live import Change
-from monitor.sinks.base import DropReason, Stats, valid_change
+from monitor.sinks.base import DropReason, Stats, admit
 from monitor.sinks.registry import register
 
 __all__ = ["ConsoleSink"]
@@ -22,9 +22,7 @@ class ConsoleSink:
         self.stopping = asyncio.Event()
 
     def incident(self, change: Change) -> None:
-        self.stats.received += 1
-        if not valid_change(change):
-            self.stats.dropped[DropReason.INVALID] += 1
+        if not admit(self.stats, change):
             return
         try:
             self.out.change(change)

@@ -7,7 +7,7 @@ import json
 
 from monitor.live import Change
 from monitor.mqtt import SCHEMA, Outbox, topic
-from monitor.sinks.base import DropReason, Stats, valid_change
+from monitor.sinks.base import DropReason, Stats, admit
 from monitor.sinks.registry import register
 
 __all__ = ["MqttSink"]
@@ -27,9 +27,7 @@ class MqttSink:
         self.stopping = asyncio.Event()
 
     def incident(self, change: Change) -> None:
-        self.stats.received += 1
-        if not valid_change(change):
-            self.stats.dropped[DropReason.INVALID] += 1
+        if not admit(self.stats, change):
             return
         d = dict(change.incident, schema=SCHEMA, job=self.job)
         try:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from detectors.redact import redact
 from monitor.live import Change
 from monitor.report.escape import slack
-from monitor.sinks.base import DropReason, Stats, valid_change
+from monitor.sinks.base import DropReason, Stats, admit
 from monitor.sinks.registry import register
 
 __all__ = ["WebhookSink", "body"]
@@ -69,9 +69,7 @@ class WebhookSink:
         self.stopping = asyncio.Event()
 
     def incident(self, change: Change) -> None:
-        self.stats.received += 1
-        if not valid_change(change):
-            self.stats.dropped[DropReason.INVALID] += 1
+        if not admit(self.stats, change):
             return
         if len(self.queue) >= self.max_queue:
             self.queue.popleft()
