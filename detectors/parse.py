@@ -189,6 +189,9 @@ class LogParser:
             if best is not None:
                 _, fr, m = best
                 data = {k: v for k, v in m.groupdict().items() if v is not None}
+                behind = _behind(data)
+                if behind is not None:
+                    data["rank"] = behind  # two ranks and their progress: the one behind is named
                 data["pattern"] = fr.fp.description
                 if fr.fp.role:
                     data["role"] = fr.fp.role
@@ -213,6 +216,19 @@ class LogParser:
         if state.attempt is not None:
             for ev in out[first:]:
                 ev.data.setdefault("attempt", state.attempt)
+
+
+def _behind(data: dict[str, str]) -> str | None:
+    """A fingerprint that names two ranks with their progress (``rank_a``/``seq_a``,
+    ``rank_b``/``seq_b``): the rank that is behind, or None when they are level."""
+    try:
+        a, b = int(data.pop("seq_a")), int(data.pop("seq_b"))
+        ra, rb = data.pop("rank_a"), data.pop("rank_b")
+    except (KeyError, ValueError):
+        return None
+    if a == b:
+        return None
+    return ra if a < b else rb
 
 
 @lru_cache(maxsize=4)
