@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import REPO
 from tests.helpers import free_port
@@ -52,6 +53,18 @@ def wait_lines(port: int, n: int) -> str:
     raise AssertionError(f"never read {n} lines")
 
 
+def wait_incidents(port: int, done: Any) -> dict[str, Any]:
+    """/api/incidents once ``done(report)`` holds: a line is counted when it is read, its
+    events reach the engine on the daemon's loop a moment later (never a fixed sleep)."""
+    rep: dict[str, Any] = {}
+    for _ in range(1200):
+        rep = json.loads(get(port, "/api/incidents"))
+        if done(rep):
+            return rep
+        time.sleep(0.05)
+    raise AssertionError(f"the incidents never reached the expected state: {rep}")
+
+
 def test_graceful_restart_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     logs, state = tmp_path / "logs", tmp_path / "state"
     logs.mkdir()
@@ -66,7 +79,7 @@ def test_graceful_restart_loses_and_duplicates_nothing(tmp_path: Path) -> None:
         with open(r1, "a") as fh:
             fh.write("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.18 GiB of which 1.00 MiB is free.\n")
         wait_lines(port, 21)
-        before = json.loads(get(port, "/api/incidents"))
+        before = wait_incidents(port, lambda r: bool(r["incidents"]))
     finally:
         p.send_signal(signal.SIGTERM)
         out, _ = p.communicate(timeout=30)
@@ -86,9 +99,8 @@ def test_graceful_restart_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     p = start(logs, state, port)
     try:
         text = wait_lines(port, 1)
-        time.sleep(0.5)
+        after = wait_incidents(port, lambda r: bool(r["incidents"]) and bool(r["incidents"][0]["collateral"]))
         text = get(port, "/metrics")
-        after = json.loads(get(port, "/api/incidents"))
     finally:
         p.send_signal(signal.SIGTERM)
         out, _ = p.communicate(timeout=30)
