@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.model import EventKind
+from detectors.model import Event, EventKind
 from detectors.parsers.base import Rule, Segment
 
 __all__ = ["RULES"]
@@ -25,6 +25,15 @@ def signal_name(exitcode: int) -> str | None:
     return _SIGNALS.get(-exitcode) if exitcode < 0 else None
 
 
+def _exit(seg: Segment, code: int, reporter: str, *, trusted: bool, local_rank: int | None = None,
+          pid: int | None = None, signal: str | None = None, **extra: object) -> Event:
+    """One launcher's report of how a worker ended (an ``EXIT`` event). ``trusted``: the
+    launcher names the worker that failed (not, say, the last one it started)."""
+    data: dict[str, object] = {"local_rank": local_rank, "exitcode": code, "signal": signal or signal_name(code),
+                               "pid": pid, "reporter": reporter, "trusted": trusted, **extra}
+    return seg.emit(EventKind.EXIT, data=data)
+
+
 _FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+)(?: \(pid: +(?P<pid>\d+)\))?")
 
 
@@ -32,18 +41,8 @@ def _failed(m: re.Match[str], seg: Segment) -> bool:
     fm = _FAILED.search(seg.body)
     if not fm:
         return False
-    code = int(fm.group("code"))
-    seg.emit(
-        EventKind.EXIT,
-        data={
-            "local_rank": int(fm.group("lr")),
-            "exitcode": code,
-            "signal": signal_name(code),
-            "pid": int(fm.group("pid")) if fm.group("pid") else None,
-            "reporter": "torchrun",
-            "trusted": True,
-        },
-    )
+    _exit(seg, int(fm.group("code")), "torchrun", trusted=True, local_rank=int(fm.group("lr")),
+          pid=int(fm.group("pid")) if fm.group("pid") else None)
     return True
 
 
@@ -74,18 +73,8 @@ def _ds_exit(m: re.Match[str], seg: Segment) -> bool:
     lm = _DS_LOCAL.search(seg.body)
     lr = int(lm.group("lr")) if lm else seg.file.pending_cmd_local  # the command wrapped onto earlier lines
     seg.file.pending_cmd_local = None
-    code = int(em.group("code"))
-    seg.emit(
-        EventKind.EXIT,
-        data={
-            "local_rank": lr,
-            "exitcode": code,
-            "signal": signal_name(code),
-            "pid": None,
-            "reporter": "deepspeed",
-            "trusted": False,  # the command shown is the last spawned one
-        },
-    )
+    # the command shown is the last one spawned, whichever worker failed
+    _exit(seg, int(em.group("code")), "deepspeed", trusted=False, local_rank=lr)
     return True
 
 
@@ -110,17 +99,8 @@ def _legacy(m: re.Match[str], seg: Segment) -> bool:
     if not lm:
         return False
     code = -int(lm.group("signum")) if lm.group("signum") else int(lm.group("status"))
-    seg.emit(
-        EventKind.EXIT,
-        data={
-            "local_rank": int(lm.group("lr")),
-            "exitcode": code,
-            "signal": lm.group("sig") or signal_name(code),
-            "pid": None,
-            "reporter": "torch.distributed.launch",
-            "trusted": False,  # the command shown is the last spawned one (a leftover loop variable), not the failed one
-        },
-    )
+    # the command shown is the last one spawned (a leftover loop variable), not the failed one
+    _exit(seg, code, "torch.distributed.launch", trusted=False, local_rank=int(lm.group("lr")), signal=lm.group("sig"))
     return True
 
 
@@ -135,17 +115,7 @@ def _spawn(m: re.Match[str], seg: Segment) -> bool:
         return False
     sig = sm.group("sig")
     code = -_SIGNUMS.get(sig, 0) if sig else int(sm.group("code"))
-    seg.emit(
-        EventKind.EXIT,
-        data={
-            "local_rank": int(sm.group("idx")),
-            "exitcode": code,
-            "signal": sig,
-            "pid": None,
-            "reporter": "torch.multiprocessing.spawn",
-            "trusted": True,
-        },
-    )
+    _exit(seg, code, "torch.multiprocessing.spawn", trusted=True, local_rank=int(sm.group("idx")), signal=sig)
     return True
 
 
@@ -157,9 +127,7 @@ def _composer(m: re.Match[str], seg: Segment) -> bool:
     cm = _COMPOSER.search(seg.body)
     if not cm:
         return False
-    code = int(cm.group("code"))
-    ev = seg.emit(EventKind.EXIT, data={"local_rank": None, "exitcode": code, "signal": signal_name(code), "pid": None,
-                                        "reporter": "composer", "trusted": True})
+    ev = _exit(seg, int(cm.group("code")), "composer", trusted=True)
     ev.rank = int(cm.group("rank"))
     ev.rank_from = "launcher"
     return True
@@ -196,19 +164,8 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
         return True
     em = _S_EXIT.match(body)
     if em and f.summary_rank is not None:
-        code = int(em.group("code"))
-        ev = seg.emit(
-            EventKind.EXIT,
-            data={
-                "local_rank": f.summary_local,
-                "exitcode": code,
-                "signal": signal_name(code),
-                "pid": int(em.group("pid")),
-                "reporter": "torchrun_summary",
-                "root_cause": f.summary_root,
-                "trusted": True,
-            },
-        )
+        ev = _exit(seg, int(em.group("code")), "torchrun_summary", trusted=True, local_rank=f.summary_local,
+                   pid=int(em.group("pid")), root_cause=f.summary_root)
         ev.rank = f.summary_rank  # the summary names the GLOBAL rank
         f.summary_ctx_rank = f.summary_rank  # its error_file / traceback lines follow
         f.summary_rank = None
