@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 from pathlib import Path
 
 from detectors.events import Event, EventKind
 
-__all__ = ["Sink", "append", "free_port", "sync"]
+__all__ = ["Sink", "append", "free_port", "stop_process", "sync"]
 
 
 def free_port() -> int:
@@ -15,6 +16,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stop_process(p: subprocess.Popen[bytes] | subprocess.Popen[str], timeout: float = 30.0) -> None:
+    """SIGTERM, and SIGKILL if it has not exited within ``timeout`` (a guard, not a check)."""
+    p.terminate()
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
 
 
 def append(path: Path, data: bytes) -> None:

@@ -27,8 +27,8 @@ from detectors.stacks import RankStack, main_frames, parse_dump
 from monitor.mqtt import encode_event, topic
 from monitor.stacks import Sample, summary
 from tests.conftest import REPO
-from tests.helpers import free_port
-from tests.integration.test_mqtt import MOSQUITTO, Broker
+from tests.helpers import free_port, stop_process
+from tests.mqtt_broker import MOSQUITTO, Broker
 
 pytestmark = [pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto not installed (make test installs it)"),
               pytest.mark.slow]
@@ -36,13 +36,6 @@ FIXTURES = REPO / "tests" / "detectors" / "fixtures" / "stacks" / "queue"
 JOB = "j-stk"
 GUARD_S = 90.0  # a broken aggregator fails the test instead of hanging it (not a speed check)
 
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    b = Broker(tmp_path)
-    b.start()
-    yield b
-    b.stop()
 
 
 @contextlib.contextmanager
@@ -56,12 +49,7 @@ def aggregator(url: str, tmp: Path) -> Iterator[int]:
         try:
             yield port
         finally:
-            p.terminate()
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            stop_process(p)
 
 
 def get(port: str | int, path: str) -> str:

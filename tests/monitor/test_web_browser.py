@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.helpers import free_port
+from tests.helpers import free_port, stop_process
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.options import Options  # noqa: E402
@@ -82,12 +82,7 @@ def _start(args: list[str], tmp: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    stop_process(proc)
     if (drain := _DRAINS.pop(proc.pid, None)) is not None:
         drain.join(timeout=30)
     if proc.stdout is not None:

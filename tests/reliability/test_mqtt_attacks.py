@@ -8,30 +8,18 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from detectors.events import Event, EventKind, Source
 from monitor.config import Settings
 from monitor.daemon import Daemon
 from monitor.mqtt import EventPayload, decode_event, encode_event, topic
-from tests.integration.test_mqtt import MOSQUITTO, Broker
+from tests.mqtt_broker import Broker
 
 SECRET = "hf_" + "a1B2c3D4e5" * 4
 OOM = Event(EventKind.MATCH, Source("rank_2.log", 40, "torch.OutOfMemoryError: CUDA out of memory."), rank=2,
             failure="cuda_oom", data={"message": f"CUDA out of memory (HF_TOKEN={SECRET})"})
 
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    if MOSQUITTO is None:
-        pytest.skip("mosquitto not installed (make debs)")
-    b = Broker(tmp_path)
-    b.start()
-    yield b
-    b.stop()
 
 
 def _aggregator(tmp_path: Path, url: str | None = None, job: str = "team/a") -> Daemon:
