@@ -43,7 +43,13 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
         return True
     fm = _FATAL.match(seg.body)
     if fm:
-        seg.emit(EventKind.MATCH, failure="rank_exception", data={"exc_type": "Fatal Python error", "message": fm.group("msg")[:500]})
+        msg = fm.group("msg")[:500]
+        # SIGABRT alone is how a process is torn down after a collective timeout (the watchdog,
+        # "terminate called ..."), like a launcher's exit -6: a consequence, not the cause;
+        # a glibc heap abort says so on its own line (native_abort)
+        failure = "launcher_teardown" if msg.startswith("Aborted") else "rank_exception"
+        seg.emit(EventKind.MATCH, failure=failure, data={"exc_type": "Fatal Python error", "message": msg, "signal": "SIGABRT"}
+                 if failure == "launcher_teardown" else {"exc_type": "Fatal Python error", "message": msg})
         return True
     return False
 

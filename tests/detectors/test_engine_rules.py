@@ -84,3 +84,26 @@ def test_spacing_trend() -> None:
     assert _spacing_trend(_moves([60, 61, 59, 60, 62])) == "steady"  # recurring overflows
     assert _spacing_trend(_moves([300, 100, 20, 3, 1])) == "speeding"  # heading for collapse
     assert _spacing_trend(_moves([1, 1])) is None  # too few to say
+
+
+def test_an_abort_after_a_timeout_is_a_consequence() -> None:
+    """A fresh torchrun hang run: rank 0 timed out in gloo, then aborted ("terminate called
+    without an active exception" → faulthandler's "Fatal Python error: Aborted"). The abort
+    is teardown, like a launcher's exit -6; the silent rank 1 is still the hang."""
+    from detectors.model import EventKind, Role
+
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    lines = [f"[default{r}]:step {s} | loss {2 - s / 10:.2f}" for s in range(1, 6) for r in range(4)]
+    lines += [f"[default{r}]:step 6 | loss 1.40" for r in (0, 2, 3)]
+    lines += [f"[default{r}]:[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+              f"unbound_buffer.cc:78] Timed out waiting 10000ms for recv operation to complete" for r in (3, 2, 0)]
+    lines += ["[default0]:terminate called without an active exception", "[default0]:Fatal Python error: Aborted"]
+    for i, line in enumerate(lines, 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            if ev.kind is EventKind.MATCH and "Fatal Python error" in ev.source.text:
+                assert ev.failure == "launcher_teardown"
+            st.add(ev)
+    assert [f.role for f in st.findings if "Fatal" in f.evidence[0].text] == [Role.COLLATERAL]
+    top = incidents(st)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 1)
