@@ -245,16 +245,24 @@ class _Correlator:
         first_val = self.st.first_step_value
         late = (bool(steps) and min(steps) > LATE_STEP) or (first_val is not None and first_val > LATE_STEP) or (
             self.st.max_epoch >= LATE_EPOCH)
-        early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200
-        if not early and not late and real and trend != "speeding":
+        inits = _INITIAL_SCALES[None] | _INITIAL_SCALES.get(self.ctx.get("framework"), set())
+        head0 = real[0] if real else None
+        start = None if head0 is None else head0.from_scale if head0.from_scale is not None else (
+            head0.to_scale * 2 if head0.to_scale is not None else None)
+        # calibration descends from the initial scale: ten halvings below it is not warm-up
+        # (a DeepSpeed run overflowing at scale 32 in its first steps has a real problem)
+        calibrating = start is None or start >= min(inits) / 1024
+        # overflows that keep coming above the scaler's own starting scale: it had grown back over
+        # many good steps, so this is not warm-up (one such overflow alone is the scaler probing)
+        grown = len(real) > 3 and any(m.initial is not None and start is not None and start > m.initial for m in real)
+        if grown:
+            calibrating = False
+        early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating
+        if not early and not late and real and trend != "speeding" and not grown:
             # start-up: the moves begin at a framework's initial scale (2^16 torch/apex/
             # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or all of
             # them came before the first metric line that counts steps
-            head0 = real[0]
-            start = head0.from_scale if head0.from_scale is not None else (
-                head0.to_scale * 2 if head0.to_scale is not None else None)
             first_step = self.st.first_step_order
-            inits = _INITIAL_SCALES[None] | _INITIAL_SCALES.get(self.ctx.get("framework"), set())
             early = (start in inits and trend is None) or (
                 first_step is not None and all(m.order < first_step for m in real))
         isolated = len(real) <= 3
@@ -268,7 +276,8 @@ class _Correlator:
         # the scaler calibrating: a high scale still, and overflows that thin out (or only a
         # few, or all in the first steps) — judged on the spacing, not on a count alone
         above_floor = lowest is None or lowest > 1
-        if above_floor and (trend == "thinning" or early or (isolated and not late and (lowest is None or lowest >= 128))):
+        if above_floor and not grown and (
+                trend == "thinning" or early or (isolated and not late and (lowest is None or lowest >= 128))):
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
                                     lowest_scale=lowest, trend=trend))
@@ -426,6 +435,15 @@ class _Correlator:
             for f in numeric:
                 f.role = Role.COLLATERAL
             spikes += numeric
+            numeric = []
+        collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE]
+        descent = len(_dedupe_moves(self.st.scale_moves)) >= 3
+        if numeric and collapse and (_precedes(collapse, numeric) or (descent and all(f.rank is None for f in numeric))):
+            # the scaler hit its floor first (fp16 ran out of range and the NaN followed), or the
+            # NaN is the job-wide loss of the steps the scaler was seen skipping on its way down
+            for f in numeric:
+                f.role = Role.COLLATERAL
+            scale += numeric
             numeric = []
         exits = self.exits(own)
         fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and (

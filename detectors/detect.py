@@ -238,6 +238,7 @@ class JobState:
                     _float(d.get("from_scale")),
                     _float(d.get("to_scale")),
                     hysteresis="hysteresis" in d,
+                    initial=_float(d.get("initial_scale")),
                 )
             )
             return
@@ -373,16 +374,26 @@ class JobState:
             if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
                 continue
             med, mad, n = base
-            if med <= 0 or v - med < (1.0 if n < 3 else 0.25) * (1.0 if metric == "loss" else med):
+            # judged on the rise over the median relative to its size, so a negative loss (an
+            # NLL at -4.3 jumping to +4191) is judged like a positive one
+            size = abs(med)
+            rise = v - med
+            if size == 0 or (metric == "grad_norm" and med < 0):
+                continue
+            if rise < (1.0 if n < 3 else 0.25) * (1.0 if metric == "loss" else med):
+                # too small a rise in absolute terms, unless the series was flat until now
+                if metric == "loss" and self._plateau_break(st, v):
+                    setattr(st, attr, rec)
+                    rec.data.setdefault("baseline_median", med)
                 continue
             if n >= 20:
-                hit = v > med * ratio and v > med + 8 * max(mad, 1e-12)
+                hit = rise > (ratio - 1) * size and rise > 8 * max(mad, 1e-12)
             elif n >= 3:
-                hit = v > med * ratio
+                hit = rise > (ratio - 1) * size
             else:
-                hit = v > med * big
+                hit = rise > (big - 1) * size
             if not hit and metric == "loss" and n >= 5:
-                hit = self._diverged(st, v)
+                hit = self._diverged(st, v) or self._plateau_break(st, v)
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
             if hit:
@@ -398,6 +409,20 @@ class JobState:
         if len(seq) < 6 or seq[0] <= 0:
             return False
         return all(b >= 1.2 * a for a, b in itertools.pairwise(seq)) and seq[-1] >= 5 * seq[0]
+
+    @staticmethod
+    def _plateau_break(st: RankState, v: float) -> bool:
+        """A loss that sat on a plateau (the last 5 values within 2 % of each other: epoch
+        averages, long smoothing windows) and then rose by a quarter of its level and by at
+        least 20 times the plateau's own spread: a jump no noise of that series explains."""
+        prev = [x for r in list(st.samples)[-5:] if (x := r.data.get("loss")) is not None and math.isfinite(x)]
+        if len(prev) < 5:
+            return False
+        level = sorted(prev)[2]
+        spread = max(prev) - min(prev)
+        if level == 0 or spread > 0.02 * abs(level):
+            return False
+        return v - level >= 0.25 * abs(level) and v - level >= 20 * spread
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:

@@ -98,6 +98,7 @@ class ScaleMove:
     from_scale: float | None
     to_scale: float | None
     hysteresis: bool = False
+    initial: float | None = None  # the scaler's fixed starting scale, where the catalog knows it
 
 
 @dataclass

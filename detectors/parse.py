@@ -146,6 +146,11 @@ class LogParser:
                 # tqdm's postfix ("..., loss=nan, loss_scale=0.016]"): the bar's metrics, unless a
                 # metric line glued after the bar already says them (with its step)
                 self._segment(post, source, state, [self._postfix_rule], [], False, out)
+            if (lead and self._postfix_rule is not None and not any(ev.kind is EventKind.SAMPLE for ev in out[first:])
+                    and self._postfix_rule.regex.search(lead)):
+                # tqdm's description ("Step: 895. … Total loss: 0.37: 100%|▉| 897/897 [...]"):
+                # the bar's metrics when neither its postfix nor a glued line said them
+                self._segment(lead, source, state, [self._postfix_rule], [], False, out)
         return out
 
     def _segment(self, rest: str, source: Source, state: FileState, special: list[Rule], fps: list[_FpRule],
@@ -197,6 +202,8 @@ class LogParser:
                     data["role"] = fr.fp.role
                 if fr.fp.observed:
                     data["observed"] = True
+                if fr.fp.initial_scale is not None:
+                    data["initial_scale"] = fr.fp.initial_scale
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
                 if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal

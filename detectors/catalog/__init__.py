@@ -62,6 +62,9 @@ class Fingerprint(_Strict):
     # overrides the entry's rank_scope for this pattern ("job": a configuration error of the
     # whole job, whichever rank printed it)
     rank_scope: Literal["rank", "job"] | None = None
+    # a loss scaler's fixed starting scale (apex amp's dynamic scaler: 65536): an overflow at a
+    # scale above it means the scaler had grown back during training, so it is not warm-up
+    initial_scale: float | None = None
 
     @field_validator("pattern")
     @classmethod

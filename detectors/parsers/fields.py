@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "parse_number"]
+__all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "extract_records", "parse_number"]
 
 # canonical key → the spellings that mean it (matched case-insensitively, whole words)
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -28,7 +28,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "iteration", "iterations", "iter", "iters"),
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
-             "avg loss", "mean_loss", "loss_value", "all_loss", "loss_total", "overall_loss", "loss"),
+             "avg loss", "mean_loss", "loss_value", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss"),
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total"),
     "loss_scale": ("loss_scale", "loss scale", "loss-scale", "lossscale", "grad_scale", "grad scale",
@@ -48,10 +48,16 @@ _LOOKUP: dict[str, str] = {_SEP.sub(" ", s): k for s, k in CANONICAL.items()}
 _ALTS = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in sorted(_LOOKUP, key=len, reverse=True))
 _EVAL_NS = r"(?P<evns>eval|val|valid|validation|test)[/._]"
 _NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._])"
+# a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls`` (any key the table does not
+# know that names a part of the loss); tried after the known keys at every position
+_COMP = r"[A-Za-z][A-Za-z0-9_]{0,40}[ _-][Ll]oss|[Ll]oss[_-][A-Za-z][A-Za-z0-9_]{0,40}"
 _FIELD = re.compile(
-    rf"(?<![\w/.-])(?:{_EVAL_NS}|{_NS})?(?P<key>{_ALTS})(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
-    r"(?![\w-])['\"]?"  # the key ends at a word boundary (loss_scale is not loss)
-    r"(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})"  # separator: ":" "=" "|" "is" or spaces
+    # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
+    rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?(?:(?P<key>{_ALTS})|(?P<comp>{_COMP}))"
+    r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
+    # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
+    # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
+    r"(?:(?![\w-])['\"]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
@@ -73,9 +79,32 @@ def parse_number(text: str) -> float | None:
 
 def extract(text: str) -> dict[str, float]:
     """Every known metric in ``text``, first occurrence of each canonical key wins."""
+    return extract_records(text)[0]
+
+
+def extract_records(text: str) -> list[dict[str, float]]:
+    """The records of one physical line: usually one; several when tqdm's ``\r`` updates
+    were glued into one line by a paste (``Step: 895. … Total loss: 0.37: 100%|▉| Step: 896.
+    … Total loss: 0.35``). A new record starts where the line's first step key comes back
+    with another value; each record's first occurrence of a key wins."""
+    records: list[dict[str, float]] = []
     out: dict[str, float] = {}
+    parts: dict[str, float] = {}
+    step_key: str | None = None
     for m in _FIELD.finditer(text):
-        key = _LOOKUP[_SEP.sub(" ", m.group("key").lower())]
+        comp = m.group("comp")
+        if comp is not None:
+            _component(m, comp, parts)
+            continue
+        spelled = m.group("key")
+        key = _LOOKUP[_SEP.sub(" ", spelled.lower())]
+        if key == "step" and step_key is None:
+            step_key = spelled
+        elif (key == "step" and spelled == step_key and "step" in out and (METRIC_KEYS & out.keys() or parts)
+              and (v := parse_number(m.group("v"))) is not None and v != out["step"]):
+            _close(out, parts)
+            records.append(out)
+            out, parts = {}, {}
         if m.group("evns") and key == "loss":
             key = "eval_loss"
         elif m.group("evns"):
@@ -88,4 +117,38 @@ def extract(text: str) -> dict[str, float]:
         if key == "step" and (not math.isfinite(v) or v < 0 or v != int(v)):
             continue  # "iter time: 0.81" is not a step counter
         out[key] = v
-    return out
+    _close(out, parts)
+    records.append(out)
+    if len(records) > 1 and not METRIC_KEYS & records[-1].keys():
+        records[-2:] = [{**records[-1], **records[-2]}]  # a step key came back without metrics
+    return records
+
+
+
+def _close(out: dict[str, float], parts: dict[str, float]) -> None:
+    if "loss" not in out and parts:
+        out["loss"] = math.fsum(parts.values()) if all(map(math.isfinite, parts.values())) else _worst(parts)
+
+
+_EVAL_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev"})
+# settings, not values of the loss: ``loss_weight=1.0`` in a printed config, ``loss_scale_window``
+_SETTING = re.compile(r"weight|scale|window|coef|factor|ratio|lambda|alpha|beta|gamma|temp|thresh|clip|margin"
+                      r"|mult|eps|type|fn|func|freq|interval|every|_w$|_lr$", re.IGNORECASE)
+
+
+def _component(m: re.Match[str], comp: str, parts: dict[str, float]) -> None:
+    """A loss component (``bbox loss: 51090``): kept aside; a line that prints components
+    but no total (``content_loss:0.0 lap_loss:6.5e8 rec_loss:3.4e4``) gets their sum as its
+    loss, so a blow-up or a NaN in any part shows in the loss."""
+    name = comp.lower()
+    if m.group("evns") or _SEP.split(name, 1)[0] in _EVAL_WORDS or m.group("den") or _SETTING.search(name):
+        return
+    v = parse_number(m.group("v"))
+    if v is not None and name not in parts:
+        parts[name] = v
+
+
+def _worst(parts: dict[str, float]) -> float:
+    """The sum of components when one is not finite: NaN if any is NaN, else the infinity."""
+    vals = list(parts.values())
+    return math.nan if any(math.isnan(v) for v in vals) else next(v for v in vals if math.isinf(v))

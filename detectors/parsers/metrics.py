@@ -20,7 +20,7 @@ import re
 
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
-from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract, parse_number
+from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract_records, parse_number
 
 __all__ = ["FIELDS_RULE", "RULES", "parse_number"]
 
@@ -32,6 +32,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 _TRIGGER = (
     r"(?:[Ll]oss|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?)?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
+    r"|[Ll]oss_[-+]?\d"
 )
 
 # Megatron's iteration line: its own counters beside the shared synonym table
@@ -79,12 +80,15 @@ def _scope(body: str, values: dict[str, float]) -> str:
     return "local"
 
 
-_KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss|LOSS)['\"]?\s{0,2}[:=]")
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss|LOSS)(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
 
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
-    values = extract(body)
+    records = extract_records(body)
+    if len(records) > 1:
+        return _glued(seg, body, records)
+    values = records[0]
     metrics = METRIC_KEYS & values.keys()
     if not metrics:
         return False
@@ -96,6 +100,22 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         if key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body)):
             return False
     return _emit(seg, values, _scope(body, values))
+
+
+def _glued(seg: Segment, body: str, records: list[dict[str, float]]) -> bool:
+    """tqdm updates glued into one line: one SAMPLE per update (repeats of a step once)."""
+    if seg.sampled:
+        return False
+    scope = _scope(body, records[0])
+    seen: set[float] = set()
+    for values in records:
+        step = values.get("step")
+        if step in seen or not METRIC_KEYS & values.keys():
+            continue
+        seen.add(step if step is not None else math.nan)
+        seg.sampled = False
+        _emit(seg, dict(values), scope)
+    return seg.sampled
 
 
 # --- Megatron ---------------------------------------------------------------------------

@@ -49,6 +49,22 @@ LINES = [
     ("a statement, not a table", "loss is nan, skipping batch", {"loss": NAN}),
     ("eval namespace is not the training loss", "step 5 | train/loss 2.1 | eval/loss 3.0 | val_loss 3.1",
      {"step": 5, "loss": 2.1, "eval_loss": 3.0}),
+    # loss components and no total: their sum is the loss (a blow-up or NaN in any part shows)
+    ("CAP-VSTNet components, no total (corpus ovf-004)",
+     "Iteration: 00019940/00170000  content_loss:0.0000  lap_loss:1809156145152.0000  rec_loss:566731.1250  "
+     "style_loss:26138923008.0000  loss_tmp:0.0000  loss_tmp_GT:0.0000",
+     {"step": 19940, "loss": 1809156145152.0 + 566731.125 + 26138923008.0}),
+    ("DFace: components before the total (corpus ovf-009)",
+     "2019-01-23 14:32:38.544129 : Epoch: 2, Step: 2200, accuracy: 0.97, det loss: 0.7360723614692688, "
+     "bbox loss: 51090.0234375, all_loss: 25545.748046875, lr:0.01",
+     {"step": 2200, "loss": 25545.748046875}),
+    ("mmdet components beside a NaN part", "Epoch [3][100/500] lr: 0.02, loss_rpn_cls: 0.05, loss_bbox: nan",
+     {"loss": NAN}),
+    ("LMOps PPO tot_loss among parts (corpus num-036)",
+     "train | global iter:     28/  5000| tot_loss: 2442.9075 | rl_loss: 2440.2554 | pt_loss: 2.6521 | scale:  16.00",
+     {"step": 28, "loss": 2442.9075}),
+    ("WaveGlow underscore-joined key and value (corpus ovf-018)", "step_78620:\tloss_4191.683593750", {"loss": 4191.68359375}),
+    ("WaveGlow negative NLL", "step_78540:\tloss_-4.065555573", {"loss": -4.065555573}),
 ]
 
 
@@ -67,6 +83,10 @@ def test_extract(source: str, line: str, want: dict[str, float]) -> None:
 @pytest.mark.parametrize("line", [
     "iter time: 812ms",  # a duration, not a step
     "loss_scale_window: 1000",  # a config key that merely starts like a metric
+    "loss_cls=dict(type='CrossEntropyLoss', use_sigmoid=True, loss_weight=1.0)",  # an mmdet config dump
+    "saved checkpoint to ckpt/epoch_3_loss_0.1234.pt",  # a file name, not a metric line
+    "loss_0: 0.5, loss_1: 0.3",  # numbered losses: which is the training loss is unknowable
+    "dev_loss: 3.2",  # an evaluation set's loss is not the training loss
     "Using loss function CrossEntropyLoss with label smoothing",
     "evaluation_strategy: steps",
 ])
@@ -131,3 +151,58 @@ def test_divergence_after_convergence_is_a_spike() -> None:
         for ev in default_parser().parse_line(f"step={i * 10} loss={v}", i, fs):
             st.add(ev)
     assert not [i for i in incidents(st) if i.failure == "loss_spike"]
+
+
+def test_glued_tqdm_updates_are_each_a_sample() -> None:
+    """A paste lost tqdm's \r: the updates of the description are glued into one line
+    (EfficientDet, corpus ovf-019); each update is its own step."""
+    line = ("Step: 895. Epoch: 0/500. Iteration: 896/897. Cls loss: 0.31577. Reg loss: 0.06190. Total loss: 0.37767: "
+            "100%|▉| Step: 895. Epoch: 0/500. Iteration: 896/897. Cls loss: 0.31577. Reg loss: 0.06190. Total loss: "
+            "0.37767: 100%|▉| Step: 896. Epoch: 0/500. Iteration: 897/897. Cls loss: 0.34984. Reg loss: 0.07105. "
+            "Total loss: 0.42089: 100%|█| 897/897 [17:16<00:00,  1.16s/it]")
+    got = [(ev.step, ev.data["loss"]) for ev in _samples(line)]
+    assert got == [(895, 0.37767), (896, 0.42089)]
+    # a counter glued to the next update ("1/Step: 898") still starts a record; the cut total
+    # leaves the parts, whose sum is the loss
+    line = ("Step: 897. Epoch: 1/500. Iteration: 1/897. Cls loss: 0.34505. Reg loss: 0.16021. Total loss: 0.50526:"
+            "   0%| | 1/Step: 898. Epoch: 1/500. Iteration: 2/897. Cls loss: 1.12159. Reg loss: 2.12988. T")
+    got = [(ev.step, round(ev.data["loss"], 5)) for ev in _samples(line)]
+    assert got == [(897, 0.50526), (898, round(1.12159 + 2.12988, 5))]
+
+
+def test_a_repeated_step_key_without_metrics_is_one_record() -> None:
+    assert extract("step 5 loss 2.0 (best at step 3)") == {"step": 5.0, "loss": 2.0}
+
+
+def _incidents(lines: list[str]) -> dict[str, object]:
+    from detectors.correlate import incidents
+    from detectors.detect import JobState
+
+    st = JobState(job="t")
+    fs = FileState("train.log", year=2026)
+    parser = default_parser()
+    for i, line in enumerate(lines, 1):
+        for ev in parser.parse_line(line, i, fs):
+            st.add(ev)
+    return {i.failure: i for i in incidents(st)}
+
+
+def test_negative_loss_spike() -> None:
+    """An NLL sits below zero (WaveGlow, corpus ovf-016/018): the spike is judged on the rise."""
+    base = [-4.07, -4.49, -4.45, -4.32, -4.41, -4.38]
+    found = _incidents([f"step {i * 20}: loss {v}" for i, v in enumerate([*base, 4191.68, -2.41], 1)])
+    assert found["loss_spike"].step == 140
+    # drifting from -5.4 to -4.7 is noise of an NLL, not a spike
+    found = _incidents([f"step {i}: loss {v}" for i, v in enumerate([-5.48, -5.35, -5.30, -5.46, -5.55, -4.72, -5.18], 1)])
+    assert "loss_spike" not in found
+
+
+def test_a_jump_off_a_plateau_is_a_spike() -> None:
+    """Keras epoch averages flat at 0.047 for five epochs, then 0.061 and 0.096 (corpus ovf-012)."""
+    vals = [0.0475, 0.0474, 0.0473, 0.0471, 0.0472, 0.0612, 0.0958]
+    found = _incidents([f"10954/10954 [==============================] - 658s - loss: {v}" for v in vals])
+    assert "loss_spike" in found
+    # the same rise on a noisy per-step series is not
+    vals = [0.061, 0.040, 0.052, 0.047, 0.035, 0.0612, 0.058]
+    found = _incidents([f"10954/10954 [==============================] - 658s - loss: {v}" for v in vals])
+    assert "loss_spike" not in found

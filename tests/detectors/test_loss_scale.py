@@ -1,0 +1,84 @@
+"""How the loss-scale judgement meets the other numeric signals.
+
+Lines are in the real formats of the corpus cases named in each test (DeepSpeed's
+``loss_scaler.py`` OVERFLOW line, apex amp's ``Gradient overflow`` line, tqdm postfixes).
+"""
+
+from __future__ import annotations
+
+from detectors.correlate import incidents
+from detectors.detect import JobState
+from detectors.model import Incident
+from detectors.parse import default_parser
+from detectors.parsers.base import FileState
+
+_DS = ("[2025-08-27 10:12:{s:02d},229] [INFO] [loss_scaler.py:184:update_scale] [deepspeed] OVERFLOW! "
+       "Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}")
+_BAR = "Steps:   0%|▏          | {n}/6000 [00:55<4:54:46,  2.96s/it, lr=0, step_loss={loss}]"
+
+
+def _run(lines: list[str]) -> list[Incident]:
+    st = JobState(job="t")
+    fs = FileState("train.log", year=2026)
+    parser = default_parser()
+    for i, line in enumerate(lines, 1):
+        for ev in parser.parse_line(line, i, fs):
+            st.add(ev)
+    return incidents(st)
+
+
+def test_nan_after_the_scaler_hit_its_floor_is_the_collapse() -> None:
+    """corpus num-009: the scale halves 4 → 2 → 1, then the loss is NaN."""
+    lines = [_DS.format(s=1, a=4, b=2), _DS.format(s=2, a=2, b=1), _DS.format(s=3, a=1, b=1),
+             _BAR.format(n=16, loss="nan"), _BAR.format(n=17, loss="nan")]
+    top = _run(lines)[0]
+    assert top.failure == "loss_scale_collapse"
+    assert any(c["failure"] == "nonfinite_loss" for c in top.collateral)
+
+
+def test_job_wide_nan_on_the_skipped_steps_of_a_descent_is_the_collapse() -> None:
+    """corpus holdout num-010: every bar shows step_loss=nan while DeepSpeed halves the
+    scale on every step toward its floor: the NaN is what the scaler skipped."""
+    lines: list[str] = []
+    for n, (a, b) in enumerate([(32, 16), (16, 8), (8, 4), (4, 2), (2, 1)]):
+        lines += [_BAR.format(n=10 + n, loss="nan"), _DS.format(s=n, a=a, b=b)]
+    assert _run(lines)[0].failure == "loss_scale_collapse"
+
+
+def test_nan_from_the_first_line_with_a_scale_never_seen_moving_stays_the_cause() -> None:
+    """corpus num-048: 'Loss nan' from the first line and 'Fp16 Grad Scale: 0' throughout:
+    nothing shows the scaler's descent, the forward loss itself is NaN."""
+    lines = [f"Training: 2023-03-14 09:08:{s:02d},293-Speed 2178.40 samples/sec   Loss nan   LearningRate 0.001000   "
+             f"Epoch: 0   Global Step: {step}   Fp16 Grad Scale:  0   Required: 194 hours"
+             for s, step in ((43, 20), (47, 30), (52, 40))]
+    assert _run(lines)[0].failure in ("nonfinite_loss", "amp_bf16_vs_fp16")
+
+
+def test_overflows_far_below_the_initial_scale_are_not_warm_up() -> None:
+    """corpus num-036: DeepSpeed overflows at scale 32 → 16 → 8 in the first 30 steps of a
+    run: ten halvings below DeepSpeed's initial 2^16, so not the scaler calibrating."""
+    lines = []
+    for i, (a, b) in enumerate([(32, 16), (16, 8)]):
+        lines += [f"train | global iter:     {27 + 2 * i}/  5000| tot_loss: 1.5{i} | lr: 8.5000e-07 | scale:  {a}.00",
+                  _DS.format(s=i, a=a, b=b)]
+    lines.append("train | global iter:     31/  5000| tot_loss: 1.52 | lr: 8.5000e-07 | scale:  8.00")
+    found = {i.failure for i in _run(lines)}
+    assert "loss_scale_warmup" not in found and "fp16_overflow_skips" in found
+    # from DeepSpeed's initial scale down the same few steps are warm-up
+    lines = []
+    for i, (a, b) in enumerate([(65536, 32768), (32768, 16384)]):
+        lines += [f"train | global iter:     {2 + 2 * i}/  5000| tot_loss: 1.5{i} | lr: 8.5000e-07 | scale:  {a}.00",
+                  _DS.format(s=i, a=a, b=b)]
+    lines.append("train | global iter:     6/  5000| tot_loss: 1.52 | lr: 8.5000e-07 | scale:  16384.00")
+    assert {i.failure for i in _run(lines)} == {"loss_scale_warmup"}
+
+
+def test_recurring_overflows_above_the_scalers_initial_scale_are_mid_run() -> None:
+    """apex amp's dynamic scaler starts at 2^16 (the catalog says so): overflows that keep
+    coming at 2^17 mean it had grown back over thousands of good steps, so not warm-up. One
+    such overflow alone (corpus num-034) is the scaler probing upward, and benign."""
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {v}"
+    one = _run([apex.format(v=131072.0)])
+    assert [i.failure for i in one] == ["loss_scale_warmup"]
+    many = _run([apex.format(v=v) for v in (131072.0, 131072.0, 131072.0, 131072.0, 131072.0)])
+    assert many[0].failure == "fp16_overflow_skips"
