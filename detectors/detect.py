@@ -368,7 +368,9 @@ class JobState:
         if st.explosion is None and isinstance(g, float) and math.isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
             return
-        for metric, ratio, big, attr in (("loss", 3.0, 5.0, "spike"), ("grad_norm", 10.0, 1000.0, "explosion")):
+        unkeyed = bool(rec.data.get("unkeyed"))  # bare number columns: only a gross change counts
+        for metric, ratio, big, attr in (("loss", 100.0 if unkeyed else 3.0, 100.0 if unkeyed else 5.0, "spike"),
+                                         ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
             v = rec.data.get(metric)
             if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
@@ -382,7 +384,7 @@ class JobState:
                 continue
             if rise < (1.0 if n < 3 else 0.25) * (1.0 if metric == "loss" else med):
                 # too small a rise in absolute terms, unless the series was flat until now
-                if metric == "loss" and self._plateau_break(st, v):
+                if metric == "loss" and not unkeyed and self._plateau_break(st, v):
                     setattr(st, attr, rec)
                     rec.data.setdefault("baseline_median", med)
                 continue
@@ -392,7 +394,7 @@ class JobState:
                 hit = rise > (ratio - 1) * size
             else:
                 hit = rise > (big - 1) * size
-            if not hit and metric == "loss" and n >= 5:
+            if not hit and metric == "loss" and n >= 5 and not unkeyed:
                 hit = self._diverged(st, v) or self._plateau_break(st, v)
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)

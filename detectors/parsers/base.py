@@ -44,6 +44,7 @@ class FileState:
     in_traceback: bool = False
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
+    bare_step: int | None = None  # the step of the last bare "76970 2.6265" column line
 
 
 @dataclass(slots=True)

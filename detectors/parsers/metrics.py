@@ -162,8 +162,39 @@ def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+# --- bare columns: print(step, loss.item()) -------------------------------------------
+_COLUMNS = re.compile(
+    r"\s*(?:\d{1,9}[:,]?\s+){0,2}(?P<step>\d{1,9})[:,]?\s+(?P<v>[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|nan|inf))\s*",
+    re.IGNORECASE,
+)
+
+
+def _columns(m: re.Match[str], seg: Segment) -> bool:
+    """``76970 2.6265104`` / ``123892: 40490.1797``: a script that prints its step and loss
+    and nothing else. A line alone says nothing (any two numbers look like this), so a row
+    counts only when the row before it in the same file had a smaller step; the value is
+    marked ``unkeyed`` and judged only on gross changes (a NaN, a spike of 100x)."""
+    cm = _COLUMNS.fullmatch(seg.raw)  # raw: a "123892:" step looks like Slurm's "3: " label
+    if cm is None:
+        return False
+    step = int(cm.group("step"))
+    prev = getattr(seg.file, "bare_step", None)
+    seg.file.bare_step = step
+    v = parse_number(cm.group("v"))
+    if prev is None or not prev < step <= prev + 1_000_000 or v is None:
+        return False
+    if seg.rank_from == "prefix" and seg.pre.body != seg.raw:
+        # the first column was read as a Slurm "N: " label: it is the step, the path says the rank
+        seg.rank, seg.local_rank = seg.file.rank, seg.file.local_rank
+        seg.rank_from = "path" if seg.rank is not None else None
+    return _emit(seg, {"step": float(step), "loss": v, "unkeyed": 1.0}, "local")
+
+
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
+    # not "metrics.": the scan's noise rule would drop it for lacking a metric key
+    Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
+         on_raw=True),
 ]

@@ -206,3 +206,19 @@ def test_a_jump_off_a_plateau_is_a_spike() -> None:
     vals = [0.061, 0.040, 0.052, 0.047, 0.035, 0.0612, 0.058]
     found = _incidents([f"10954/10954 [==============================] - 658s - loss: {v}" for v in vals])
     assert "loss_spike" not in found
+
+
+def test_bare_step_and_loss_columns() -> None:
+    """``print(step, loss.item())``: yanmtt (corpus num-068) and WaveGlow (corpus ovf-016)."""
+    found = _incidents(["76950 2.596339", "76960 2.735384", "76970 2.6265104", "76980 nan", "76990 nan"])
+    assert found["nonfinite_loss"].step == 76980
+    rows = [f"{123880 + i}: {v}" for i, v in enumerate([-5.44, -5.49, -5.27, -5.31, -5.55, -4.85, 40490.18, -3.48])]
+    spike = _incidents(rows)["loss_spike"]
+    assert spike.step == 123886 and spike.rank is None  # "123880:" is a step, not a Slurm label
+
+
+def test_bare_columns_need_a_sequence_and_a_gross_change() -> None:
+    # one row alone is any two numbers
+    assert not _samples("76980 nan")
+    # an accuracy printed the same way rises 9x in training: not a spike of an unkeyed column
+    assert "loss_spike" not in _incidents([f"{e} {a}" for e, a in enumerate([0.1, 0.3, 0.5, 0.7, 0.85, 0.9], 1)])
