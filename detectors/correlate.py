@@ -228,7 +228,10 @@ class _Correlator:
         logged = [rs.scale_min for rs in self.st.ranks.values() if rs.scale_min is not None]
         pinned = bool(logged) and min(logged) < 1
         every_step = _every_step_run(real)
-        if explicit or stuck or pinned or (lowest is not None and lowest <= 1) or (
+        # the scaler had found a working scale, then overflows came back on every step and
+        # drove it down again: not calibration (which never resumes), the gradients are growing
+        resumed = every_step >= 5 and len(real) > every_step and lowest is not None and lowest <= 128
+        if explicit or stuck or pinned or resumed or (lowest is not None and lowest <= 1) or (
                 lowest is not None and lowest <= 8 and every_step >= 3):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]

@@ -229,18 +229,25 @@ class JobState:
         failure = ev.failure or "rank_exception"
         if failure == "fp16_overflow_skips":
             d = ev.data
-            self.scale_moves.append(
-                ScaleMove(
-                    step if step is not None else _int(d.get("iteration")),
-                    order,
-                    ev.time,
-                    ev.source,
-                    _float(d.get("from_scale")),
-                    _float(d.get("to_scale")),
-                    hysteresis="hysteresis" in d,
-                    initial=_float(d.get("initial_scale")),
-                )
+            move = ScaleMove(
+                step if step is not None else _int(d.get("iteration")),
+                order,
+                ev.time,
+                ev.source,
+                _float(d.get("from_scale")),
+                _float(d.get("to_scale")),
+                hysteresis="hysteresis" in d,
+                initial=_float(d.get("initial_scale")),
             )
+            prev = self.scale_moves[-1] if self.scale_moves else None
+            if prev is not None and _halves(prev, move):
+                # one overflow told in two lines ("Grad overflow on iteration 8" then "Using
+                # dynamic loss scale of 8192.0"): one move with the step of one, the scale of the other
+                prev.step = prev.step if prev.step is not None else move.step
+                prev.to_scale = prev.to_scale if prev.to_scale is not None else move.to_scale
+                prev.from_scale = prev.from_scale if prev.from_scale is not None else move.from_scale
+                return
+            self.scale_moves.append(move)
             return
         entry = self.catalog[failure]
         rank = ev.rank
@@ -437,6 +444,19 @@ class JobState:
         best = min(prev)
         recent = sorted(prev[-5:])[2]
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _halves(a: ScaleMove, b: ScaleMove) -> bool:
+    """Two untimed lines of the same file, at most 2 apart, one saying the step and the other
+    the scale (timestamped pairs are matched by their time in correlate's de-duplication)."""
+    if a.time is not None or b.time is not None:
+        return False
+    if a.source.path != b.source.path or not 0 < b.source.line - a.source.line <= 2:
+        return False
+    a_scale = a.to_scale is not None or a.from_scale is not None
+    b_scale = b.to_scale is not None or b.from_scale is not None
+    return (a.step is not None and not a_scale and b_scale and b.step is None) or (
+        b.step is not None and not b_scale and a_scale and a.step is None)
 
 
 def _float(v: Any) -> float | None:

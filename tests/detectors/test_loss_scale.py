@@ -82,3 +82,35 @@ def test_recurring_overflows_above_the_scalers_initial_scale_are_mid_run() -> No
     assert [i.failure for i in one] == ["loss_scale_warmup"]
     many = _run([apex.format(v=v) for v in (131072.0, 131072.0, 131072.0, 131072.0, 131072.0)])
     assert many[0].failure == "fp16_overflow_skips"
+
+
+def _apex_pair(it: int, scale: float) -> list[str]:
+    return [f"Grad overflow on iteration {it}", f"Using dynamic loss scale of {scale}"]
+
+
+def test_two_line_overflow_reports_are_one_move_with_step_and_scale() -> None:
+    """apex fp16_utils prints the step and the new scale on two lines (apex issue 289)."""
+    st = JobState(job="t")
+    fs = FileState("train.log", year=2026)
+    for i, line in enumerate(_apex_pair(8, 8192.0), 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    assert [(m.step, m.to_scale) for m in st.scale_moves] == [(8, 8192.0)]
+
+
+def test_overflows_that_resume_on_every_step_are_a_collapse() -> None:
+    """The scaler settled after iteration 8, then overflows came back on every iteration
+    from 14 and drove the scale from 4096 to 64: the shape of apex issue 289."""
+    lines: list[str] = []
+    scale = 65536.0
+    for it in (0, 1, 2, 8, 14, 15, 16, 17, 18, 19, 20):
+        lines += _apex_pair(it, scale)
+        scale /= 2
+    assert _run(lines)[0].failure == "loss_scale_collapse"
+    # calibration: every step from the start, then quiet for good
+    lines = []
+    scale = 65536.0
+    for it in range(0, 7):
+        lines += _apex_pair(it, scale)
+        scale /= 2
+    assert {i.failure for i in _run(lines)} == {"loss_scale_warmup"}
