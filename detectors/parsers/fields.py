@@ -58,6 +58,8 @@ _FIELD = re.compile(
     # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
     # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
     r"(?:(?![\w-])['\"]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
+    # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
+    r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
@@ -114,6 +116,12 @@ def extract_records(text: str) -> list[dict[str, float]]:
         v = parse_number(m.group("v"))
         if v is None:
             continue
+        inner = m.group("inner")
+        if inner is not None:
+            if key == "step":
+                v = float(inner)  # "Step 100 0.53 s/it": the step is the integer
+            else:
+                out.setdefault("step", float(inner))
         if key == "step" and (not math.isfinite(v) or v < 0 or v != int(v)):
             continue  # "iter time: 0.81" is not a step counter
         out[key] = v

@@ -222,3 +222,10 @@ def test_bare_columns_need_a_sequence_and_a_gross_change() -> None:
     assert not _samples("76980 nan")
     # an accuracy printed the same way rises 9x in training: not a spike of an unkeyed column
     assert "loss_spike" not in _incidents([f"{e} {a}" for e, a in enumerate([0.1, 0.3, 0.5, 0.7, 0.85, 0.9], 1)])
+
+
+def test_the_iteration_between_key_and_value() -> None:
+    """NVIDIA Tacotron2/WaveGlow print ``Train loss {iteration} {loss} Grad Norm {norm}``."""
+    assert extract("Train loss 12002 4.972964 Grad Norm inf 1.78s/it") == {
+        "step": 12002.0, "loss": 4.972964, "grad_norm": math.inf}
+    assert extract("Step 100 0.53 s/it loss 2.0") == {"step": 100.0, "loss": 2.0}
