@@ -439,7 +439,10 @@ class _Correlator:
                 f.role = Role.COLLATERAL
             spikes += numeric
             numeric = []
-        collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE]
+        # a collapse the overflow lines showed happening (a scale logged below 1 beside a NaN in
+        # the same metrics table says nothing about which came first)
+        collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE
+                    and f.data.get("overflows", 0) > 0]
         descent = len(_dedupe_moves(self.st.scale_moves)) >= 3
         if numeric and collapse and (_precedes(collapse, numeric) or (descent and all(f.rank is None for f in numeric))):
             # the scaler hit its floor first (fp16 ran out of range and the NaN followed), or the

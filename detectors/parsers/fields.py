@@ -31,7 +31,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "avg loss", "mean_loss", "loss_value", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss"),
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total"),
-    "loss_scale": ("loss_scale", "loss scale", "loss-scale", "lossscale", "grad_scale", "grad scale",
+    "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
+                   "grad_scale", "grad scale",
                    "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale"),
     "lr": ("learning_rate", "learning rate", "lr"),
     "epoch": ("epoch",),
@@ -40,7 +41,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 CANONICAL: dict[str, str] = {s: k for k, spellings in SYNONYMS.items() for s in spellings}
 METRIC_KEYS = frozenset({"loss", "grad_norm", "loss_scale", "eval_loss"})
 
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)(?![a-z])"
+# PaddleOCR/PaddleDetection format with "{:x<6f}", which pads "nan" to "nanxxx"
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)(?:x{1,8})?(?![a-z])"
 # the key alternatives: longest first so "loss scale" wins over "loss"; a namespace such as
 # "train/", "trainer.", "losses/" (ignored) or "eval/", "val_" (→ eval) may precede the key
 _SEP = re.compile(r"[ _-]")
@@ -66,7 +68,7 @@ _FIELD = re.compile(
 
 
 def parse_number(text: str) -> float | None:
-    t = text.strip().strip("'\"").lower()
+    t = text.strip().strip("'\"").lower().rstrip("x")
     if t in ("nan", "+nan", "-nan"):
         return math.nan
     if t in ("inf", "+inf", "infinity", "+infinity"):
@@ -124,6 +126,8 @@ def extract_records(text: str) -> list[dict[str, float]]:
                 out.setdefault("step", float(inner))
         if key == "step" and (not math.isfinite(v) or v < 0 or v != int(v)):
             continue  # "iter time: 0.81" is not a step counter
+        if key == "loss_scale" and spelled.lower().startswith(("lg", "log2")) and math.isfinite(v):
+            v = 2.0 ** max(min(v, 1000.0), -1000.0)  # OpenAI diffusion codebases log log2(scale)
         out[key] = v
     _close(out, parts)
     records.append(out)

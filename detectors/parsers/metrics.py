@@ -80,6 +80,7 @@ def _scope(body: str, values: dict[str, float]) -> str:
     return "local"
 
 
+_TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
 _KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss|LOSS)(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
 
@@ -94,10 +95,12 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         return False
     if "step" not in values and len(values) < 2:
         # a lone value needs to say something: "loss is nan" does, a keyed "loss: 0.81"
-        # (Keras, plain prints) does, a bare "scale: 2" does not
+        # (Keras, plain prints) does, a bare "scale: 2" does not; a row of a key/value table
+        # ("| lg_loss_scale | -0.821 |", OpenAI's logger) is explicit about its key
         key = next(iter(metrics))
         v = values[key]
-        if key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body)):
+        row = _TABLE_ROW.fullmatch(body) is not None
+        if not row and (key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body))):
             return False
     return _emit(seg, values, _scope(body, values))
 

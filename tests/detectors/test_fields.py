@@ -65,6 +65,11 @@ LINES = [
      {"step": 28, "loss": 2442.9075}),
     ("WaveGlow underscore-joined key and value (corpus ovf-018)", "step_78620:\tloss_4191.683593750", {"loss": 4191.68359375}),
     ("WaveGlow negative NLL", "step_78540:\tloss_-4.065555573", {"loss": -4.065555573}),
+    ("PaddleOCR pads with '{:x<6f}' (corpus holdout num-080)",
+     "[2023/10/09 10:49:12] ppocr INFO: epoch: [986/2000], global_step: 737800, lr: 0.000516, CTCLoss: nanxxx, "
+     "loss: nanxxx, avg_reader_cost: 0.00013 s", {"step": 737800, "loss": NAN}),
+    ("OpenAI diffusion logs log2 of the scale (corpus holdout num-065)", "| lg_loss_scale | -0.821   |",
+     {"loss_scale": 2 ** -0.821}),
 ]
 
 
@@ -229,3 +234,11 @@ def test_the_iteration_between_key_and_value() -> None:
     assert extract("Train loss 12002 4.972964 Grad Norm inf 1.78s/it") == {
         "step": 12002.0, "loss": 4.972964, "grad_norm": math.inf}
     assert extract("Step 100 0.53 s/it loss 2.0") == {"step": 100.0, "loss": 2.0}
+
+
+def test_rows_of_a_key_value_table_are_samples() -> None:
+    """OpenAI's logger prints one key per row: a row is explicit about its key."""
+    (ev,) = _samples("| lg_loss_scale | -0.821   |")
+    assert 0.56 < ev.data["loss_scale"] < 0.57
+    assert _samples("| loss          | 5.99e+04 |")[0].data["loss"] == 5.99e4
+    assert not _samples("loss scale 2")  # a bare phrase, not a table row

@@ -114,3 +114,14 @@ def test_overflows_that_resume_on_every_step_are_a_collapse() -> None:
         lines += _apex_pair(it, scale)
         scale /= 2
     assert {i.failure for i in _run(lines)} == {"loss_scale_warmup"}
+
+
+def test_a_scale_below_one_beside_a_nan_in_one_table_leaves_the_nan_the_cause() -> None:
+    """guided-diffusion (corpus num-064): the table shows lg_loss_scale -16200 above a NaN loss:
+    rows of one record say nothing about order, and no overflow line showed a descent."""
+    rows = ["-----------------------------", "| lg_loss_scale | -1.62e+04 |", "| loss          | nan       |",
+            "| step          | 1.53e+05  |", "-----------------------------"]
+    assert _run(rows)[0].failure in ("nonfinite_loss", "amp_bf16_vs_fp16")
+    # the same table with a finite loss is the collapse (corpus holdout num-065)
+    rows[2] = "| loss          | 5.99e+04  |"
+    assert _run(rows)[0].failure == "loss_scale_collapse"
