@@ -342,8 +342,11 @@ class _Correlator:
         # untagged exception text + exactly one failed worker with a positive exit code
         if len(positive) == 1:
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
+            local = positive[0].data.get("local_rank")
             if r is not None:
                 for f in own.get(None, []):
+                    if f.data.get("gpu") is not None and local is not None and int(f.data["gpu"]) != local:
+                        continue  # the message names another device than the failed worker's
                     if f.role is Role.CAUSE and f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "bf16_unsupported_gpu"):
                         f.rank = r
                         f.data["rank_from"] = "launcher"

@@ -106,13 +106,20 @@ def _legacy(m: re.Match[str], seg: Segment) -> bool:
 
 # torch.multiprocessing.spawn: the parent names the index of the process that died
 _SPAWN = re.compile(r"process (?P<idx>\d+) terminated with (?:signal (?P<sig>SIG[A-Z]+)|exit code (?P<code>\d+))")
+# ProcessRaisedException: "-- Process 0 terminated with the following error:" above the child's
+# traceback (a paste cut inside the word still names the process)
+_SPAWN_RAISED = re.compile(r"^-- Process (?P<idx>\d+) termin")
 _SIGNUMS = {name: num for num, name in _SIGNALS.items()}
 
 
 def _spawn(m: re.Match[str], seg: Segment) -> bool:
     sm = _SPAWN.search(seg.body)
     if not sm:
-        return False
+        rm = _SPAWN_RAISED.search(seg.body)
+        if rm is None:
+            return False
+        _exit(seg, 1, "torch.multiprocessing.spawn", trusted=True, local_rank=int(rm.group("idx")))
+        return True
     sig = sm.group("sig")
     code = -_SIGNUMS.get(sig, 0) if sig else int(sm.group("code"))
     _exit(seg, code, "torch.multiprocessing.spawn", trusted=True, local_rank=int(sm.group("idx")), signal=sig)
@@ -180,7 +187,7 @@ RULES = [
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
-    Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)", _spawn),
+    Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule(
         "launcher.summary",
         r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$",

