@@ -111,7 +111,7 @@ def _logger_header(s: str, pos: int, p: Prefixed) -> int:
     """Peel a python-logging style header that follows a timestamp (any order of rank tag,
     level, separators and logger name; a name only after a level, so ``RuntimeError:`` is
     never taken for one)."""
-    have_level = False
+    have_level = have_name = False
     for _ in range(6):
         m = _HDR_RANK.match(s, pos)
         if m:
@@ -130,8 +130,11 @@ def _logger_header(s: str, pos: int, p: Prefixed) -> int:
             pos = m.end()
             continue
         m = _HDR_NAME.match(s, pos)
-        if m and m.end() > pos and (have_level or s.startswith("[", pos) or s.startswith("- ", m.end())):
+        # one logger name per header, and never a key before its value ("- INFO - step:  10")
+        if (m and m.end() > pos and not have_name and not s[m.end():m.end() + 1].isdigit()
+                and (have_level or s.startswith("[", pos) or s.startswith("- ", m.end()))):
             pos = m.end()
+            have_name = True
             continue
         break
     return pos

@@ -30,7 +30,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
 # flags or look-around: it must compile on every scan engine)
 _TRIGGER = (
-    r"(?:[Ll]oss|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
+    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?)?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
 )
@@ -81,7 +81,7 @@ def _scope(body: str, values: dict[str, float]) -> str:
 
 
 _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
-_KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss|LOSS)(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|LOSS)(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
 
 def _fields(m: re.Match[str], seg: Segment) -> bool:

@@ -70,6 +70,9 @@ LINES = [
      "loss: nanxxx, avg_reader_cost: 0.00013 s", {"step": 737800, "loss": NAN}),
     ("OpenAI diffusion logs log2 of the scale (corpus holdout num-065)", "| lg_loss_scale | -0.821   |",
      {"loss_scale": 2 ** -0.821}),
+    ("MosaicML Composer's console logger (metric names are TensorBoard-style paths)",
+     "\t Train loss/train/total: 7.1000", {"loss": 7.1}),
+    ("a TensorBoard tag used as the key", "Loss/train: nan", {"loss": NAN}),
 ]
 
 
@@ -242,3 +245,13 @@ def test_rows_of_a_key_value_table_are_samples() -> None:
     assert 0.56 < ev.data["loss_scale"] < 0.57
     assert _samples("| loss          | 5.99e+04 |")[0].data["loss"] == 5.99e4
     assert not _samples("loss scale 2")  # a bare phrase, not a table row
+
+
+def test_a_key_after_the_logger_name_is_not_a_logger_name() -> None:
+    """torchtitan (``root - INFO - step:  10  loss:  9.8765``): one logger name per header,
+    and "step:" followed by its value is a key, not a second name."""
+    (ev,) = _samples("[rank0]:2024-05-01 10:00:00,000 - root - INFO - step:  10  loss:  9.8765  "
+                     "memory: 30.00GiB(37.80%)  wps: 1,234  mfu: 30.00%")
+    assert (ev.step, ev.data["loss"], ev.rank) == (10, 9.8765, 0)
+    (ev,) = _samples("2026-12-02 13:15:05,079 [rank0] INFO train: step 6 | loss 1.08")
+    assert ev.step == 6
