@@ -255,3 +255,11 @@ def test_a_key_after_the_logger_name_is_not_a_logger_name() -> None:
     assert (ev.step, ev.data["loss"], ev.rank) == (10, 9.8765, 0)
     (ev,) = _samples("2026-12-02 13:15:05,079 [rank0] INFO train: step 6 | loss 1.08")
     assert ev.step == 6
+
+
+def test_lightning_step_suffixed_loss_in_the_bar_postfix() -> None:
+    """Lightning's ``self.log("train_loss", on_step=True, on_epoch=True)`` shows
+    ``train_loss_step`` and ``train_loss_epoch`` in the progress bar's postfix."""
+    (ev,) = _samples("Epoch 2: 45%|████▌ | 450/1000 [01:00<01:13, 7.50it/s, v_num=3, train_loss_step=nan, "
+                     "train_loss_epoch=0.412]")
+    assert math.isnan(ev.data["loss"])
