@@ -156,7 +156,7 @@ class _Correlator:
 
         Only on one node, only when nothing else in the logs names a rank for any cause,
         only when one GPU failed, and only when the logs show a multi-GPU job (a world size
-        above 1, or several ranks): a bare OOM line, or a single-process job's ``GPU 0``,
+        above 1, several ranks, or a traceback through ``torch.multiprocessing.spawn``): a bare OOM line, or a single-process job's ``GPU 0``,
         names no rank. The answer is marked ``inferred``.
         """
         if self.st.multi_node or any(f.rank is not None and f.role is Role.CAUSE for f in base):
@@ -164,7 +164,8 @@ class _Correlator:
         ws = self.world_size()
         ranks_seen = len(self.st.seen_global | self.st.seen_local)
         gpus = {f.data["gpu"] for f in base if f.rank is None and f.role is Role.CAUSE and f.data.get("gpu") is not None}
-        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1):
+        spawned = self.ctx.get("launcher") == "mp.spawn"  # torch.multiprocessing.spawn: a process per GPU
+        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned):
             return  # several GPUs failed (no one initiator), or nothing shows a multi-GPU job
         for f in base:
             gpu = f.data.get("gpu")

@@ -112,12 +112,19 @@ def _framework(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _spawned(m: re.Match[str], seg: Segment) -> bool:
+    """A traceback through torch.multiprocessing.spawn: one process per GPU on this node."""
+    _ctx(seg, "launcher", "mp.spawn")
+    return False
+
+
 RULES = [
     Rule(
         "context.precision",
         r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |Starting with \d+ processes|MEMBER: \d+/\d+|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
+    Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
     Rule(
         "context.framework",
         r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",

@@ -135,3 +135,15 @@ def test_a_failed_worker_does_not_take_an_oom_on_another_device() -> None:
             "-- Process 3 terminated with the following error:\nTraceback (most recent call last):")
     inc = report(text)["incidents"][0]
     assert inc["failure"] == "cuda_oom" and inc["initiator"]["rank"] != 3
+
+
+def test_a_spawned_job_shows_one_process_per_gpu() -> None:
+    """fairseq (corpus crash-089): an OOM on GPU 1, and the parent's traceback runs through
+    torch.multiprocessing.spawn: a process per GPU, so GPU 1 is rank 1 (inferred)."""
+    oom = ("2020-11-06 22:55:35 | WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of memory. "
+           "Tried to allocate 28.00 MiB (GPU 1; 10.92 GiB total capacity; 10.13 GiB already allocated; 13.38 MiB free)")
+    spawn = ('  File "/envs/fairseq/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 171, in spawn\n'
+             "    while not spawn_context.join():")
+    ini = report(oom + "\nTraceback (most recent call last):\n" + spawn)["incidents"][0]["initiator"]
+    assert (ini["rank"], ini["rank_from"], ini["inferred"]) == (1, "gpu_index", True)
+    assert report(oom)["incidents"][0]["initiator"]["rank"] is None  # the OOM line alone shows no multi-GPU job
