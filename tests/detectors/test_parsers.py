@@ -299,3 +299,17 @@ def test_progress_bar_split() -> None:
 def test_garbage_never_raises() -> None:
     for line in ("\x00\x01\x02", "�" * 1000, "[rank", "[rank99999999999999999999]:", "{'loss': ", "iteration 1/ |", "exitcode  : x"):
         parse(line)
+
+
+def test_exception_types_named_failed_are_exceptions() -> None:
+    """torch._dynamo's BackendCompilerFailed does not end in Error (pytorch issue threads on
+    inductor + old GPUs); it is the exception that ended the run."""
+    from detectors.model import EventKind as _K
+    from detectors.parse import default_parser as _p
+    from detectors.parsers.base import FileState as _F
+
+    line = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: Found Tesla P100-PCIE-16GB "
+            "which is too old to be supported by the triton GPU compiler")
+    evs = _p().parse_line(line, 1, _F("x.log", year=2026))
+    (match,) = [e for e in evs if e.kind is _K.MATCH]
+    assert match.failure == "rank_exception" and match.data["exc_type"].endswith("BackendCompilerFailed")
