@@ -37,6 +37,10 @@ MAX_EVIDENCE_CHARS = 2000  # evidence text kept per line (the line itself is nev
 # states no new fact: it is not parsed again. DeepSpeed prints its logger header on every line.
 # (written as r"\d\d:\d\d:\d\d(?:[.,]\d+)?|\d+(?:[-.,]\d+)+" with the leading digit factored out, which
 # lets re skip to the next digit: ~3x faster)
+# terminal colour and style codes (loguru, colorlog, rich with force_terminal, kubectl logs of a
+# TTY container): removed before the scan, so keys, values and rank tags read as plain text
+_ANSI = re.compile(rb"\x1b\[[0-9;?]{0,32}[A-Za-z]")
+_ANSI_STR = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
 _VOLATILE = re.compile(rb"\d(?:\d:\d\d:\d\d(?:[.,]\d+)?|\d*(?:[-.,]\d+)+)")
 MAX_CONTEXT_SEEN = 256  # distinct context-only lines remembered per file
 
@@ -76,6 +80,8 @@ class LogParser:
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
         """Parse ``buf`` (complete lines; ``first_lineno`` is the number of its first line)."""
         out: list[Event] = []
+        if b"\x1b[" in buf:
+            buf = _ANSI.sub(b"", buf)  # no newline is ever inside an escape: line numbers stay
         lineno = first_lineno
         pos = 0
         count = buf.count
@@ -109,6 +115,8 @@ class LogParser:
         """Parse one physical line (``rule_ids``: what the scan matched; None = try all)."""
         if out is None:
             out = []
+        if "\x1b[" in text:
+            text = _ANSI_STR.sub("", text)
         if rule_ids is not None:
             rule_ids = sorted(rule_ids)  # rule order decides ties; engines report matches in their own order
         special = [self.special[i] for i in rule_ids if i < self._n_special] if rule_ids is not None else self.special

@@ -44,7 +44,7 @@ _SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
 # OpenMPI mpirun --tag-output: [jobid,rank]<stderr>: (the global rank in MPI_COMM_WORLD)
 _MPI = re.compile(r"\[\d+,(?P<n>\d+)\]<(?:stdout|stderr|stddiag)>:")
 _RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
-_RANK = re.compile(r"\[rank(?P<n>\d+)\]:\s?")
+_RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
 _C10 = re.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
 )

@@ -263,3 +263,25 @@ def test_lightning_step_suffixed_loss_in_the_bar_postfix() -> None:
     (ev,) = _samples("Epoch 2: 45%|████▌ | 450/1000 [01:00<01:13, 7.50it/s, v_num=3, train_loss_step=nan, "
                      "train_loss_epoch=0.412]")
     assert math.isnan(ev.data["loss"])
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    # loguru with colours (a TTY, or colorize=True) captured to a file
+    ("\x1b[32m2024-05-01 10:00:00.123\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36mtrain\x1b[0m:\x1b[36mloop\x1b[0m:"
+     "\x1b[36m42\x1b[0m - \x1b[1mstep 5 loss nan\x1b[0m", (None, 5)),
+    ("\x1b[2m[rank1]\x1b[0m step 13 loss=\x1b[31mnan\x1b[0m", (1, 13)),
+    ("[rank2] step 7 loss nan", (2, 7)),  # a user's own "[rank2] " tag, no colon
+])
+def test_terminal_colours_and_plain_rank_tags(line: str, want: tuple[int | None, int]) -> None:
+    (ev,) = _samples(line)
+    assert (ev.rank, ev.step) == want and math.isnan(ev.data["loss"])
+
+
+def test_colour_codes_do_not_hide_a_line_from_the_scan() -> None:
+    """The scan sees the chunk with escapes removed: ``loss=\x1b[31mnan`` is a candidate."""
+    from detectors.model import EventKind as _K
+
+    fs = FileState("f.log", year=2026)
+    evs = default_parser().parse_chunk(b"noise\n\x1b[1mstep 3\x1b[0m loss=\x1b[31mnan\x1b[0m\n", 1, fs)
+    (ev,) = [e for e in evs if e.kind is _K.SAMPLE]
+    assert ev.source.line == 2 and "\x1b" not in ev.source.text
