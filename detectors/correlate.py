@@ -262,12 +262,16 @@ class _Correlator:
         if grown:
             calibrating = False
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating
-        if not early and not late and real and trend != "speeding" and not grown:
+        # one unbroken run of halvings down from the initial scale, no more than 12 of them
+        # (2^32 → 2^24 in DeepSpeed's first seconds): the scaler searching, whatever the spacing
+        descent = (start in inits and _final_run(real) == len(real) and lowest is not None
+                   and start is not None and lowest >= start / 4096)
+        if not early and not late and real and (trend != "speeding" or descent) and not grown:
             # start-up: the moves begin at a framework's initial scale (2^16 torch/apex/
             # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or all of
             # them came before the first metric line that counts steps
             first_step = self.st.first_step_order
-            early = (start in inits and trend is None) or (
+            early = (start in inits and trend is None) or descent or (
                 first_step is not None and all(m.order < first_step for m in real))
         isolated = len(real) <= 3
         if trend == "speeding" and lowest is not None and lowest <= 128:

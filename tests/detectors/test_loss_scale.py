@@ -125,3 +125,16 @@ def test_a_scale_below_one_beside_a_nan_in_one_table_leaves_the_nan_the_cause() 
     # the same table with a finite loss is the collapse (corpus holdout num-065)
     rows[2] = "| loss          | 5.99e+04  |"
     assert _run(rows)[0].failure == "loss_scale_collapse"
+
+
+def test_an_unbroken_descent_from_the_initial_scale_is_warm_up_whatever_the_spacing() -> None:
+    """DeepSpeed ZeRO-2 from 2^32 (corpus d2-004): eight halvings 0.55–0.8 s apart. Jitter in
+    the gaps is no trend; a run down from the initial scale is the scaler searching."""
+    line = ("[2020-09-09 01:52:{s}] [INFO] [stage2.py:1132:step] [deepscale] OVERFLOW! Rank 0 Skipping step. "
+            "Attempted loss scale: {a}, reducing to {b}")
+    stamps = ["29,086", "29,672", "30,401", "31,156", "31,784", "32,335", "33,136", "33,739"]
+    lines = [line.format(s=s, a=float(2 ** (32 - i)), b=float(2 ** (31 - i))) for i, s in enumerate(stamps)]
+    assert {i.failure for i in _run(lines)} == {"loss_scale_warmup"}
+    # thirteen halvings from 2^16 down to 8 are not a search any more
+    lines = [line.format(s=f"{10 + i:02d},000", a=float(2 ** (16 - i)), b=float(2 ** (15 - i))) for i in range(13)]
+    assert "loss_scale_warmup" not in {i.failure for i in _run(lines)}
