@@ -22,7 +22,7 @@ import itertools
 import math
 from typing import Any
 
-from detectors.detect import JobState
+from detectors.detect import JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
 from detectors.symptoms import symptom_incidents
@@ -99,7 +99,7 @@ class _Correlator:
         for key, rs in self.st.ranks.items():
             if rs.first_bad_loss:
                 loss_bad.append((key, rs.first_bad_loss))
-            if rs.first_bad_grad and not rs.grad_recovered:
+            if rs.first_bad_grad and not rs.grad_recovered and not _calibrating(rs, self.ctx.get("precision")):
                 grad_bad.append((key, rs.first_bad_grad))
             elif rs.first_bad_grad:
                 self.recovered.append(rs.first_bad_grad)
@@ -640,6 +640,29 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
         out.append(m)
     return out
+
+
+def _calibrating(rs: RankState, precision: object) -> bool:
+    """Non-finite grad norms in a run's first logged steps while its loss stays finite and keeps
+    moving (``[1][50/29572] grad_norm: nan loss: 52.26``, then ``inf`` and ``50.99``): the AMP
+    scaler skipping steps on its way down from its initial scale, seen before any recovery.
+    A loss frozen at one value (HF Trainer's NaN filter repeats the last one) or 0.0 is not;
+    nor is bf16 (no scaler), a static scale of 1 or less, or a NaN after finite grad norms
+    (calibration overflows come first: the scaler starts too high)."""
+    if rs.first_bad_loss is not None or precision == "bf16" or (rs.scale_min is not None and rs.scale_min <= 1):
+        return False
+    samples = list(rs.samples)
+    bad = [r for r in samples if (g := r.data.get("grad_norm")) is not None and not math.isfinite(g)]
+    if not bad or len(bad) > 3:
+        return False
+    if any((g := r.data.get("grad_norm")) is not None and math.isfinite(g) for r in samples[: samples.index(bad[0])]):
+        return False
+    losses = [r.data.get("loss") for r in bad]
+    if any(v is None or not math.isfinite(v) or v == 0.0 for v in losses) or len(set(losses)) != len(losses):
+        return False
+    if all(r.step is not None for r in bad):
+        return all(r.step is not None and r.step <= 200 for r in bad)
+    return samples.index(bad[0]) < 3 and all(r.step is None for r in bad)
 
 
 def _precedes(first: list[Finding], then: list[Finding]) -> bool:

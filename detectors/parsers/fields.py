@@ -59,7 +59,7 @@ _FIELD = re.compile(
     r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
     # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
     # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
-    r"(?:(?![\w-])['\"]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
+    r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
     # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",

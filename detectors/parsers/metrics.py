@@ -30,7 +30,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
 # flags or look-around: it must compile on every scan engine)
 _TRIGGER = (
-    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
+    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?)?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
 )

@@ -73,6 +73,9 @@ LINES = [
     ("MosaicML Composer's console logger (metric names are TensorBoard-style paths)",
      "\t Train loss/train/total: 7.1000", {"loss": 7.1}),
     ("a TensorBoard tag used as the key", "Loss/train: nan", {"loss": NAN}),
+    ("a bracketed key (corpus d2-022, loguru)",
+     "2023-01-25 00:21:34.569 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E6 iter[ 14/ 15] | "
+     "[Loss] nan | [step]   104 |", {"loss": NAN, "step": 104}),
 ]
 
 

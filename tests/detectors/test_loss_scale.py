@@ -138,3 +138,23 @@ def test_an_unbroken_descent_from_the_initial_scale_is_warm_up_whatever_the_spac
     # thirteen halvings from 2^16 down to 8 are not a search any more
     lines = [line.format(s=f"{10 + i:02d},000", a=float(2 ** (16 - i)), b=float(2 ** (15 - i))) for i in range(13)]
     assert "loss_scale_warmup" not in {i.failure for i in _run(lines)}
+
+
+_MMENGINE = ("05/18 06:39:{s} - mmengine - INFO - Epoch(train)  [1][  {it}/29572]  lr: 1.0000e-04  time: 0.6741  "
+             "grad_norm: {g}  loss: {loss}  loss_cls: 1.0562")
+
+
+def test_non_finite_grad_norms_in_the_first_steps_with_a_moving_loss_are_calibration() -> None:
+    """mmdet DETR under AMP (corpus d2-031): grad_norm nan then inf at iterations 50 and 100
+    while the loss falls 52.26 → 50.99: the scaler stepping down, not a NaN in the model."""
+    lines = [_MMENGINE.format(s=12, it=50, g="nan", loss=52.2571), _MMENGINE.format(s=45, it=100, g="inf", loss=50.9907)]
+    assert {i.severity for i in _run(lines)} <= {"info"}
+
+
+def test_non_finite_grad_norms_that_are_not_calibration() -> None:
+    # after a finite grad norm (ms-swift bf16, corpus num-027): a real non-finite gradient
+    lines = [_MMENGINE.format(s=10, it=50, g="6.08", loss=2.09), _MMENGINE.format(s=12, it=100, g="nan", loss=2.08)]
+    assert _run(lines)[0].severity == "critical"
+    # a loss frozen at one value (HF Trainer's NaN filter repeats the last logged loss)
+    lines = [_MMENGINE.format(s=12, it=50, g="nan", loss=1.5), _MMENGINE.format(s=45, it=100, g="nan", loss=1.5)]
+    assert _run(lines)[0].severity == "critical"
