@@ -244,6 +244,13 @@ class _Correlator:
                 consecutive=tail_run))
             return out
         trend = _spacing_trend(real)
+        last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
+        first_val = self.st.first_step_value
+        if (real and last_steps and first_val is not None and lowest is not None and lowest > 1
+                and (max(last_steps) - first_val) / len(real) >= 500):
+            # at most one overflow per 500 logged steps: the dynamic scaler's normal cycle (it
+            # grows after a clean window and halves on the next overflow), nothing to report
+            return out
         # how far into training the overflows are: a step counter past the start, or a later
         # epoch (an excerpt may begin mid-run, so "before the first metric line" is not "early")
         first_val = self.st.first_step_value
@@ -345,7 +352,8 @@ class _Correlator:
             elif code < 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], **kw))
         # untagged exception text + exactly one failed worker with a positive exit code
-        if len(positive) == 1:
+        if len(positive) == 1 and positive[0].data.get("trusted", True):
+            # (an untrusted launcher line names the last-spawned worker, not the failed one)
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
             local = positive[0].data.get("local_rank")
             if r is not None:
@@ -653,7 +661,8 @@ def _calibrating(rs: RankState, precision: object) -> bool:
         return False
     samples = list(rs.samples)
     bad = [r for r in samples if (g := r.data.get("grad_norm")) is not None and not math.isfinite(g)]
-    if not bad or len(bad) > 3:
+    if not bad or len(bad) > 3 or any(r.data.get("scope") == "global" for r in bad):
+        # (HF Trainer's dicts: its NaN filter keeps the loss finite while the model is NaN)
         return False
     if any((g := r.data.get("grad_norm")) is not None and math.isfinite(g) for r in samples[: samples.index(bad[0])]):
         return False

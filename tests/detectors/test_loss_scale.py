@@ -158,3 +158,20 @@ def test_non_finite_grad_norms_that_are_not_calibration() -> None:
     # a loss frozen at one value (HF Trainer's NaN filter repeats the last logged loss)
     lines = [_MMENGINE.format(s=12, it=50, g="nan", loss=1.5), _MMENGINE.format(s=45, it=100, g="nan", loss=1.5)]
     assert _run(lines)[0].severity == "critical"
+
+
+def test_hf_trainer_dicts_with_nan_grad_norms_are_never_calibration() -> None:
+    """corpus d2-040: HF Trainer logs grad_norm nan at steps 10 and 20 with finite losses; its
+    NaN filter keeps the logged loss finite, so this is a NaN, not the scaler's first steps."""
+    lines = ["{'loss': 1.7018, 'grad_norm': nan, 'learning_rate': 1.35e-06, 'epoch': 0.01}",
+             "{'loss': 1.1469, 'grad_norm': nan, 'learning_rate': 2.70e-06, 'epoch': 0.02}"]
+    assert _run(lines)[0].severity == "critical"
+
+
+def test_one_halving_per_thousands_of_steps_is_the_scalers_normal_cycle() -> None:
+    """fairseq JSON epoch summaries (corpus d2-037): loss_scale 8 → 4 across 2150 updates."""
+    row = ('{{"epoch": {e}, "loss": "{loss}", "num_updates": {u}, "gnorm": "0.27", "loss_scale": "{s}", '
+           '"wall": 8285}}')
+    lines = [row.format(e=10, loss=3.180, u=21497, s="8.000"), row.format(e=11, loss=3.169, u=23647, s="8.000"),
+             row.format(e=12, loss=3.160, u=25797, s="4.000")]
+    assert not [i for i in _run(lines) if i.severity != "info"]
