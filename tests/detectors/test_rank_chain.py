@@ -147,3 +147,13 @@ def test_a_spawned_job_shows_one_process_per_gpu() -> None:
     ini = report(oom + "\nTraceback (most recent call last):\n" + spawn)["incidents"][0]["initiator"]
     assert (ini["rank"], ini["rank_from"], ini["inferred"]) == (1, "gpu_index", True)
     assert report(oom)["incidents"][0]["initiator"]["rank"] is None  # the OOM line alone shows no multi-GPU job
+
+
+def test_a_collectors_label_before_the_torchrun_prefix() -> None:
+    """Kubeflow logs shown by a collector (corpus d2-011): 'master-0 logs: [default0]:[rank0]: …'."""
+    from detectors.prefixes import split_prefixes
+
+    p = split_prefixes("master-0 logs: [default0]:[rank0]: torch.OutOfMemoryError: CUDA out of memory.", 2026)
+    assert (p.rank, p.local_rank, p.body) == (0, 0, "torch.OutOfMemoryError: CUDA out of memory.")
+    p = split_prefixes("pod/trainer-worker-1 [default3]:step 5 loss nan", 2026)
+    assert (p.local_rank, p.body) == (3, "step 5 loss nan")
