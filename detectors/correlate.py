@@ -460,15 +460,21 @@ class _Correlator:
         collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE
                     and f.data.get("overflows", 0) > 0]
         descent = len(_dedupe_moves(self.st.scale_moves)) >= 3
-        if numeric and collapse and (_precedes(collapse, numeric) or (descent and all(f.rank is None for f in numeric))):
+        # NaN reports of the job as a whole (a NaN loss metric, "NaN or Inf found in input tensor")
+        nan_lines = [f for f in base if f.failure in _NUMERIC and f.rank is None and f.role is Role.CAUSE]
+        demoted: list[Finding] = []
+        if (numeric or nan_lines) and collapse and (
+                (numeric and _precedes(collapse, numeric))
+                or (descent and all(f.rank is None for f in numeric + nan_lines))):
             # the scaler hit its floor first (fp16 ran out of range and the NaN followed), or the
             # NaN is the job-wide loss of the steps the scaler was seen skipping on its way down
-            for f in numeric:
+            for f in numeric + nan_lines:
                 f.role = Role.COLLATERAL
-            scale += numeric
+            scale += numeric + nan_lines
+            demoted = nan_lines
             numeric = []
         exits = self.exits(own)
-        fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and (
+        fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and f not in demoted and (
             self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
         fatal += exits
         fatal += self.hang(fatal)

@@ -307,7 +307,7 @@ class JobState:
                 if not math.isfinite(v):
                     st.nonfinite[k] += 1
         if scale is not None and math.isfinite(scale):
-            if st.scale_last is not None and scale < st.scale_last:
+            if st.scale_last is not None and scale < st.scale_last and _halvings(st.scale_last, scale):
                 st.skipped_total += 1
                 self.scale_moves.append(ScaleMove(ev.step, order, ev.time, ev.source, st.scale_last, scale))
             st.scale_last = scale
@@ -444,6 +444,15 @@ class JobState:
         best = min(prev)
         recent = sorted(prev[-5:])[2]
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _halvings(before: float, after: float) -> bool:
+    """A scaler backs off by powers of two (or to zero): 299499.5 → 267780.1 is an average
+    over an epoch moving, not a scale going down."""
+    if after <= 0:
+        return True
+    ratio = before / after
+    return abs(ratio - 2 ** round(math.log2(ratio))) <= 0.01 * ratio
 
 
 def _halves(a: ScaleMove, b: ScaleMove) -> bool:

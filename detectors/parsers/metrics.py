@@ -123,7 +123,8 @@ def _glued(seg: Segment, body: str, records: list[dict[str, float]]) -> bool:
 
 # --- Megatron ---------------------------------------------------------------------------
 _MEG_ITER = re.compile(r"iteration\s+(?P<it>\d+)/\s*\d+ \|")
-_MEG_FIELD = re.compile(rf"\| ?(?P<k>[a-zA-Z][\w /()-]*?): +(?P<v>{_NUM})")
+# "| lm loss: 2.3E+00 |", and older forks' "| lm loss 2.3E+00 |" (no colon)
+_MEG_FIELD = re.compile(rf"\| ?(?P<k>[a-zA-Z][\w /()-]*?)(?:: +| )(?P<v>{_NUM})(?= *(?:\||$))")
 
 
 def _megatron(m: re.Match[str], seg: Segment) -> bool:
@@ -144,8 +145,9 @@ def _megatron(m: re.Match[str], seg: Segment) -> bool:
     # A line whose iterations were all skipped (fp16 overflow) has no loss key at all
     # yet, which is not a NaN.
     skipped_only = values.get("skipped", 0) > 0
-    # a line cut short (the end of a pasted excerpt) has lost its fields, not its loss
-    complete = seg.body.rstrip().endswith("|")
+    # a line cut short (the end of a pasted excerpt) has lost its fields, not its loss; but one
+    # cut after "loss scale" (printed right after the losses) had already passed where they go
+    complete = seg.body.rstrip().endswith("|") or "loss_scale" in values
     return _emit(seg, values, "global", loss_missing=complete and not has_loss and not skipped_only)
 
 

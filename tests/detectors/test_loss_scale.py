@@ -175,3 +175,12 @@ def test_one_halving_per_thousands_of_steps_is_the_scalers_normal_cycle() -> Non
     lines = [row.format(e=10, loss=3.180, u=21497, s="8.000"), row.format(e=11, loss=3.169, u=23647, s="8.000"),
              row.format(e=12, loss=3.160, u=25797, s="4.000")]
     assert not [i for i in _run(lines) if i.severity != "info"]
+
+
+def test_an_averaged_scale_moving_is_not_the_scaler_backing_off() -> None:
+    """audiocraft/flashy epoch summaries (corpus d2-056) log the epoch's mean grad_scale:
+    299499.5 → 267780.1 is not a halving. A scaler backs off by powers of two."""
+    row = "Train Summary | Epoch {e} | lr=6.88E-02 | grad_norm=INF | grad_scale={s} | ce={ce} | ppl=1.101"
+    lines = [row.format(e=8, s=263192.576, ce=0.096), row.format(e=9, s=299499.520, ce=0.095),
+             row.format(e=10, s=267780.096, ce=0.094), row.format(e=11, s=295174.144, ce=0.093)]
+    assert not [i for i in _run(lines) if i.severity != "info"]
