@@ -375,6 +375,13 @@ class JobState:
         if st.explosion is None and isinstance(g, float) and math.isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
             return
+        best = rec.data.get("best_loss")
+        v0 = rec.data.get("loss")
+        if (st.spike is None and isinstance(best, float) and isinstance(v0, float) and math.isfinite(v0)
+                and math.isfinite(best) and best > 0 and v0 >= 100 * best):
+            # the line names the run's best loss: a hundred times it is a blow-up, no history needed
+            st.spike = rec
+            rec.data.setdefault("baseline_median", best)
         unkeyed = bool(rec.data.get("unkeyed"))  # bare number columns: only a gross change counts
         for metric, ratio, big, attr in (("loss", 100.0 if unkeyed else 3.0, 100.0 if unkeyed else 5.0, "spike"),
                                          ("grad_norm", 10.0, 1000.0, "explosion")):

@@ -36,6 +36,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
                    "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale"),
     "lr": ("learning_rate", "learning rate", "lr"),
     "epoch": ("epoch",),
+    # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
+    "best_loss": ("best_loss", "best loss", "min_loss", "min loss", "lowest loss", "lowest_loss"),
     "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss"),
 }
 CANONICAL: dict[str, str] = {s: k for k, spellings in SYNONYMS.items() for s in spellings}

@@ -288,3 +288,10 @@ def test_colour_codes_do_not_hide_a_line_from_the_scan() -> None:
     evs = default_parser().parse_chunk(b"noise\n\x1b[1mstep 3\x1b[0m loss=\x1b[31mnan\x1b[0m\n", 1, fs)
     (ev,) = [e for e in evs if e.kind is _K.SAMPLE]
     assert ev.source.line == 2 and "\x1b" not in ev.source.text
+
+
+def test_a_loss_a_hundred_times_the_runs_best_is_a_spike() -> None:
+    """MeshMAE (corpus d2-050): 'Loss: 39307117.63 | Best Loss: 2.271230' in one epoch summary."""
+    found = _incidents(["Epoch 2 Pretrain | Loss: 39307117.633155 | Best Loss: 2.271230 | Best Epoch: 0 | Time: 2.4h"])
+    assert found["loss_spike"].data["baseline_median"] == 2.27123
+    assert "loss_spike" not in _incidents(["Epoch 2 Pretrain | Loss: 2.9 | Best Loss: 2.271230 | Best Epoch: 0"])

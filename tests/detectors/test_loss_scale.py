@@ -184,3 +184,8 @@ def test_an_averaged_scale_moving_is_not_the_scaler_backing_off() -> None:
     lines = [row.format(e=8, s=263192.576, ce=0.096), row.format(e=9, s=299499.520, ce=0.095),
              row.format(e=10, s=267780.096, ce=0.094), row.format(e=11, s=295174.144, ce=0.093)]
     assert not [i for i in _run(lines) if i.severity != "info"]
+
+
+def test_paddle_scaler_at_zero_without_spaces_after_commas() -> None:
+    """PaddleSeg (corpus d2-059): 'Found inf or nan,current scale is: 0.0,decrease to: 0.0*0.5'."""
+    assert _run(["Found inf or nan,current scale is: 0.0,decrease to: 0.0*0.5"])[0].failure == "loss_scale_collapse"
