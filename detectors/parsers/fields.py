@@ -67,6 +67,20 @@ _FIELD = re.compile(
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
+# the same without the component alternative (tried at every word start, it is most of the
+# cost): used when no "loss" on the line can be part of a component (see _may_have_parts)
+_FIELD_NO_PARTS = re.compile(
+    # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
+    rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?(?P<key>{_ALTS})(?P<comp>(?!))?"
+    r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
+    # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
+    # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
+    r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
+    # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
+    r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
+    rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+    re.IGNORECASE,
+)
 
 
 def parse_number(text: str) -> float | None:
@@ -93,11 +107,15 @@ def extract_records(text: str) -> list[dict[str, float]]:
     were glued into one line by a paste (``Step: 895. … Total loss: 0.37: 100%|▉| Step: 896.
     … Total loss: 0.35``). A new record starts where the line's first step key comes back
     with another value; each record's first occurrence of a key wins."""
+    return _records(text, _FIELD if _may_have_parts(text) else _FIELD_NO_PARTS)
+
+
+def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
     records: list[dict[str, float]] = []
     out: dict[str, float] = {}
     parts: dict[str, float] = {}
     step_key: str | None = None
-    for m in _FIELD.finditer(text):
+    for m in rx.finditer(text):
         comp = m.group("comp")
         if comp is not None:
             _component(m, comp, parts)
@@ -137,6 +155,32 @@ def extract_records(text: str) -> list[dict[str, float]]:
         records[-2:] = [{**records[-1], **records[-2]}]  # a step key came back without metrics
     return records
 
+
+
+def _may_have_parts(text: str) -> bool:
+    """Could ``_COMP`` match anywhere: a "loss" with a word joined before it ("lap_loss",
+    "bbox loss") or a word after it ("loss_rpn_cls")? Plain keys ("'loss': ", "| loss ")
+    never need the slower pattern."""
+    low = text.lower()
+    i = low.find("loss")
+    while i >= 0:
+        after = low[i + 4:i + 11]
+        if not _SCALE_AFTER.match(after):  # "loss scale" / "loss_scale" is a key of its own
+            if i >= 2 and low[i - 1] in " _-" and (low[i - 2].isalnum() or low[i - 2] == "_"):
+                j = i - 1
+                while j > 0 and (low[j - 1].isalnum() or low[j - 1] == "_"):
+                    j -= 1
+                if low[j:i - 1] not in _KEY_WORDS:  # "lm loss", "train_loss" are keys, not parts
+                    return True
+            if after[:1] in ("_", "-") and after[1:2].isalpha():
+                return True
+        i = low.find("loss", i + 4)
+    return False
+
+
+_SCALE_AFTER = re.compile(r"[ _-]?scal")
+# the words that make a known key with "loss" ("lm loss", "train_loss", "total loss" ...)
+_KEY_WORDS = frozenset(s.rsplit(" ", 1)[0].rsplit(" ", 1)[-1] for s in _LOOKUP if s.endswith(" loss"))
 
 
 def _close(out: dict[str, float], parts: dict[str, float]) -> None:
