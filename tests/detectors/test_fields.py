@@ -319,4 +319,4 @@ def test_the_fast_pattern_reads_every_real_line_like_the_full_one() -> None:
 
 
 def _nan_equal(a: list[dict[str, float]], b: list[dict[str, float]]) -> bool:
-    return len(a) == len(b) and all(x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x) for x, y in zip(a, b))
+    return len(a) == len(b) and all(x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x) for x, y in zip(a, b, strict=True))
