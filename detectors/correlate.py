@@ -265,7 +265,7 @@ class _Correlator:
         calibrating = start is None or start >= min(inits) / 1024
         # overflows that keep coming above the scaler's own starting scale: it had grown back over
         # many good steps, so this is not warm-up (one such overflow alone is the scaler probing)
-        grown = len(real) > 3 and any(m.initial is not None and start is not None and start > m.initial for m in real)
+        grown = len(real) >= 2 and any(m.initial is not None and start is not None and start > m.initial for m in real)
         if grown:
             calibrating = False
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating

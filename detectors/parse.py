@@ -39,8 +39,9 @@ MAX_EVIDENCE_CHARS = 2000  # evidence text kept per line (the line itself is nev
 # lets re skip to the next digit: ~3x faster)
 # terminal colour and style codes (loguru, colorlog, rich with force_terminal, kubectl logs of a
 # TTY container): removed before the scan, so keys, values and rank tags read as plain text
-_ANSI = re.compile(rb"\x1b\[[0-9;?]{0,32}[A-Za-z]")
-_ANSI_STR = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
+# (also as pasted from a terminal that showed ESC as "^[": "^[[32m")
+_ANSI = re.compile(rb"(?:\x1b|\^\[)\[[0-9;?]{0,32}[A-Za-z]")
+_ANSI_STR = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]{0,32}[A-Za-z]")
 _VOLATILE = re.compile(rb"\d(?:\d:\d\d:\d\d(?:[.,]\d+)?|\d*(?:[-.,]\d+)+)")
 MAX_CONTEXT_SEEN = 256  # distinct context-only lines remembered per file
 
@@ -80,7 +81,7 @@ class LogParser:
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
         """Parse ``buf`` (complete lines; ``first_lineno`` is the number of its first line)."""
         out: list[Event] = []
-        if b"\x1b[" in buf:
+        if b"\x1b[" in buf or b"^[[" in buf:
             buf = _ANSI.sub(b"", buf)  # no newline is ever inside an escape: line numbers stay
         lineno = first_lineno
         pos = 0
@@ -115,7 +116,7 @@ class LogParser:
         """Parse one physical line (``rule_ids``: what the scan matched; None = try all)."""
         if out is None:
             out = []
-        if "\x1b[" in text:
+        if "\x1b[" in text or "^[[" in text:
             text = _ANSI_STR.sub("", text)
         if rule_ids is not None:
             rule_ids = sorted(rule_ids)  # rule order decides ties; engines report matches in their own order

@@ -80,6 +80,7 @@ def _scope(body: str, values: dict[str, float]) -> str:
     return "local"
 
 
+_QUOTED_KEY = re.compile(r"""['"][\w/.-]{1,40}['"]\s{0,4}:""")  # a JSON / dict key: explicit
 _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
 _KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|LOSS)(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
@@ -99,7 +100,7 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         # ("| lg_loss_scale | -0.821 |", OpenAI's logger) is explicit about its key
         key = next(iter(metrics))
         v = values[key]
-        row = _TABLE_ROW.fullmatch(body) is not None
+        row = _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
         if not row and (key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body))):
             return False
     return _emit(seg, values, _scope(body, values))

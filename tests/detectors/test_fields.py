@@ -274,6 +274,8 @@ def test_lightning_step_suffixed_loss_in_the_bar_postfix() -> None:
      "\x1b[36m42\x1b[0m - \x1b[1mstep 5 loss nan\x1b[0m", (None, 5)),
     ("\x1b[2m[rank1]\x1b[0m step 13 loss=\x1b[31mnan\x1b[0m", (1, 13)),
     ("[rank2] step 7 loss nan", (2, 7)),  # a user's own "[rank2] " tag, no colon
+    # ESC shown as "^[" by the terminal the log was copied from (corpus d2-069)
+    ("^[[32m[2023-10-24 17:33:21 moby]^[[0m^[[33m(moby_main.py 177)^[[0m: INFO step 9 loss nan", (None, 9)),
 ])
 def test_terminal_colours_and_plain_rank_tags(line: str, want: tuple[int | None, int]) -> None:
     (ev,) = _samples(line)
@@ -320,3 +322,9 @@ def test_the_fast_pattern_reads_every_real_line_like_the_full_one() -> None:
 
 def _nan_equal(a: list[dict[str, float]], b: list[dict[str, float]]) -> bool:
     return len(a) == len(b) and all(x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x) for x, y in zip(a, b, strict=True))
+
+
+def test_a_lone_scale_under_a_quoted_key_is_a_sample() -> None:
+    """Pretty-printed JSON history (audiocraft, corpus d2-071): one key per line."""
+    assert _samples('      "grad_scale": 32784.3828125,')[0].data["loss_scale"] == 32784.3828125
+    assert not _samples("Attempted loss scale: 65536")  # a phrase in a message is not a metric

@@ -189,3 +189,10 @@ def test_an_averaged_scale_moving_is_not_the_scaler_backing_off() -> None:
 def test_paddle_scaler_at_zero_without_spaces_after_commas() -> None:
     """PaddleSeg (corpus d2-059): 'Found inf or nan,current scale is: 0.0,decrease to: 0.0*0.5'."""
     assert _run(["Found inf or nan,current scale is: 0.0,decrease to: 0.0*0.5"])[0].failure == "loss_scale_collapse"
+
+
+def test_an_apex_overflow_line_cut_before_its_scale_still_counts() -> None:
+    """corpus d2-068: two apex overflows above its 65536 start, the second line cut in the paste."""
+    lines = ["Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 262144.0",
+             "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to"]
+    assert _run(lines)[0].failure == "fp16_overflow_skips"
