@@ -328,3 +328,15 @@ def test_a_lone_scale_under_a_quoted_key_is_a_sample() -> None:
     """Pretty-printed JSON history (audiocraft, corpus d2-071): one key per line."""
     assert _samples('      "grad_scale": 32784.3828125,')[0].data["loss_scale"] == 32784.3828125
     assert not _samples("Attempted loss scale: 65536")  # a phrase in a message is not a metric
+
+
+def test_a_line_with_only_loss_components_reaches_the_parser() -> None:
+    """mmdet v1 (corpus holdout ovf-010): the line is cut before its total; the scan must still
+    pass 'loss_rpn_cls: 156.2920' on to the parser."""
+    from detectors.model import EventKind as _K
+
+    line = ("2019-07-30 10:08:08,752 - INFO - Epoch [1][900/58633]\tlr: 0.02000, eta: 3 days, 0:22:50, time: 0.361, "
+            "data_time: 0.004, memory: 3791, loss_rpn_cls: 156.2920, loss_r\n")
+    evs = default_parser().parse_chunk(line.encode(), 1, FileState("f.log", year=2026))
+    (ev,) = [e for e in evs if e.kind is _K.SAMPLE and "loss" in e.data]
+    assert ev.data["loss"] == 156.292
