@@ -179,7 +179,7 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             pos = m.end()
             continue
         m = _LABEL.match(s, pos) if pos == 0 else None
-        if m:
+        if m and "Error" not in m.group() and "Exception" not in m.group():
             pos = m.end()  # a collector's own label ("master-0 logs: ") before torchrun's prefix
             continue
         break
