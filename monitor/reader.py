@@ -4,6 +4,12 @@
 newline (one bytes object, ready for one scan), and carries the partial last line to
 the next call. ``flush()`` returns the carried rest at end of file.
 
+``segments()`` is for a live reader: a tqdm bar rewrites one line with ``\r`` for a whole
+epoch, so its postfix (``loss=nan``) would wait for the epoch's newline. It hands out the
+complete ``\r``-segments of the carried line (as one pseudo-line with that line's number,
+not counted as a line), and the line, when its newline comes, is handed out without them:
+every byte is still parsed exactly once, only sooner.
+
 Guarantees: any split of the same bytes into ``feed`` calls yields the same lines and
 line numbers; no byte is lost except inside a line longer than ``max_line`` bytes,
 whose head (``max_line`` bytes) is kept as the line and the rest is dropped and counted
@@ -26,6 +32,24 @@ class ChunkReader:
     dropped_bytes: int = 0
     _carry: bytearray = field(default_factory=bytearray)
     _skipping: bool = False  # inside the dropped tail of an over-long line
+    _seg_done: int = 0  # bytes at the head of the carry already handed out by segments()
+
+    def segments(self) -> tuple[bytes, int]:
+        """The complete ``\r``-segments of the carried line not handed out yet, as one
+        pseudo-line ending in a newline, and that line's number (empty when none)."""
+        k = self._carry.rfind(b"\r", self._seg_done)
+        if k < 0 or self._skipping:
+            return b"", self.lines_done + 1
+        out = bytes(self._carry[self._seg_done : k]) + b"\n"
+        self._seg_done = k + 1
+        return out, self.lines_done + 1
+
+    def _take_carry(self) -> bytes:
+        """The carried bytes not handed out by segments(), and an empty carry."""
+        out = bytes(self._carry[self._seg_done :])
+        self._carry.clear()
+        self._seg_done = 0
+        return out
 
     def feed(self, data: bytes) -> tuple[bytes, int]:
         """Return (complete lines, number of the first of them) — maybe empty."""
@@ -42,22 +66,15 @@ class ChunkReader:
             self._carry += data
             if len(self._carry) > self.max_line:
                 self._cut()
-                out = bytes(self._carry)
-                self._carry.clear()
-                return self._hand(out)
+                return self._hand(self._take_carry())
             return b"", self.lines_done + 1
-        if self._carry:
-            head = bytes(self._carry) + data[: last + 1]
-            self._carry.clear()
-        else:
-            head = data[: last + 1]
+        head = self._take_carry() + data[: last + 1] if self._carry else data[: last + 1]
         self._carry += data[last + 1 :]
         head = self._cap(head)
         if len(self._carry) > self.max_line:
             # the unterminated tail is already over the cap: emit its head, skip the rest
             self._cut()
-            head += bytes(self._carry)
-            self._carry.clear()
+            head += self._take_carry()
         return self._hand(head)
 
     def _cap(self, head: bytes) -> bytes:
@@ -97,6 +114,7 @@ class ChunkReader:
     def _cut(self) -> None:
         self.dropped_bytes += len(self._carry) - self.max_line
         del self._carry[self.max_line :]
+        self._seg_done = min(self._seg_done, self.max_line)
         self._carry += b"\n"
         self.truncated_lines += 1
         self._skipping = True
@@ -111,7 +129,6 @@ class ChunkReader:
         first = self.lines_done + 1
         if not self._carry:
             return b"", first
-        out = bytes(self._carry) + b"\n"
-        self._carry.clear()
+        out = self._take_carry() + b"\n"
         self.lines_done += 1
         return out, first

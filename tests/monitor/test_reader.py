@@ -47,3 +47,45 @@ def test_long_line_is_capped_and_counted() -> None:
 def test_unterminated_last_line_is_kept() -> None:
     lines, _ = _run(b"one\ntwo", [2])
     assert lines == [(1, b"one"), (2, b"two")]
+
+
+def _segments_run(data: bytes, cuts: list[int], live: bool, max_line: int = 1 << 20) -> list[tuple[int, bytes]]:
+    """Every (line number, \\r-segment) handed out, in order: what a parser would see."""
+    r = ChunkReader(max_line=max_line)
+    out: list[tuple[int, bytes]] = []
+
+    def take(buf: bytes, first: int, pseudo: bool) -> None:
+        for i, line in enumerate(buf.split(b"\n")[:-1]):
+            out.extend((first + (0 if pseudo else i), seg) for seg in line.split(b"\r"))
+
+    pos = 0
+    for c in [*sorted(set(cuts)), len(data)]:
+        c = min(max(c, pos), len(data))
+        take(*r.feed(data[pos:c]), pseudo=False)
+        if live:
+            take(*r.segments(), pseudo=True)
+        pos = c
+    take(*r.flush(), pseudo=False)
+    return out
+
+
+_TQDM = st.lists(st.sampled_from([b"a", b"loss=1", b"\r", b"\n", b"\r\r", b"x" * 7]), max_size=60).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_TQDM, st.binary(max_size=300)), st.lists(st.integers(min_value=0, max_value=300), max_size=12))
+def test_live_segments_hand_out_every_segment_once_sooner(data: bytes, cuts: list[int]) -> None:
+    """A tqdm bar's \\r-updates reach the parser before the line's newline, each exactly once,
+    with the line's number; line numbers and the lines themselves are unchanged."""
+    assert _segments_run(data, cuts, live=True) == _segments_run(data, [], live=False)
+
+
+def test_a_bar_postfix_is_seen_before_the_epoch_ends() -> None:
+    r = ChunkReader()
+    assert r.feed(b"step 1\nEpoch 0:  10%|#| 1/10 [00:01<00:09, loss=2.1]\rEpoch 0:  20%|##| 2/10 [00:02<00:08, loss=")
+    assert r.segments() == (b"Epoch 0:  10%|#| 1/10 [00:01<00:09, loss=2.1]\n", 2)
+    assert r.segments() == (b"", 2)  # nothing new: the update being written is not complete
+    assert r.feed(b"nan]\r") == (b"", 2)
+    assert r.segments() == (b"Epoch 0:  20%|##| 2/10 [00:02<00:08, loss=nan]\n", 2)
+    buf, first = r.feed(b"Epoch 0: 100%|###| 10/10\n")
+    assert (buf, first, r.lines_done) == (b"Epoch 0: 100%|###| 10/10\n", 2, 2)
