@@ -159,7 +159,8 @@ class Tailer:
         self.job_parse = JobParseState()
         self.known: dict[str, tuple[int, int, int]] = {}  # head sha → (offset, lines, generation) of files we read
         self.resume: dict[str, dict[str, Any]] = {}  # from a checkpoint: path → record
-        self.skipped: dict[str, tuple[int, int, str]] = {}  # path → (dev, ino, why): not a log, never opened
+        self.skipped: dict[str, tuple[int, int, str]] = {}  # path → (dev, ino, why): not a log, never parsed
+        self.closed_notes: list[str] | None = None
         if engine is not None:
             self.attach(engine)
 
@@ -171,13 +172,13 @@ class Tailer:
         self.job_parse = engine.job_parse
 
     def notes(self) -> list[str]:
-        """What ``diagnose`` would say about these files: skipped ones, empty ones."""
+        """What ``diagnose`` would say about these files: skipped ones, empty ones (after
+        ``close``, as they were last seen)."""
+        if self.closed_notes is not None:
+            return list(self.closed_notes)
         out = [f"skipped {self._display(p)}: {why}" for p, (_, _, why) in sorted(self.skipped.items())]
-        for t in sorted(self.tails.values(), key=lambda t: t.display):
-            if t.kind is Kind.SKIP:
-                out.append(f"skipped {t.display}: binary or not a log")
-            elif t.kind is Kind.LOG and not t.offset and not t.generation:
-                out.append(f"{t.display} is empty")
+        out += [f"{t.display} is empty" for t in sorted(self.tails.values(), key=lambda t: t.display)
+                if t.kind is Kind.LOG and not t.offset and not t.generation]
         return out
 
     # ----------------------------------------------------------------- discovery
@@ -424,6 +425,7 @@ class Tailer:
                 continue
             if tail.offset == 0 and binary_head(data):
                 tail.kind = Kind.SKIP  # as diagnose: a binary file is skipped, never parsed
+                self.skipped[tail.path] = (tail.identity.dev, tail.identity.ino, "binary or not a log")
                 self.stats.dropped["skipped_file"] += 1
                 break
             tail.offset += len(data)
@@ -471,6 +473,7 @@ class Tailer:
         return lag
 
     def close(self) -> None:
+        self.closed_notes = self.notes()
         for tail in [*self.tails.values(), *self.draining]:
             with contextlib.suppress(OSError):
                 os.close(tail.fd)
