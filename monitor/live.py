@@ -76,6 +76,11 @@ class LiveEngine:
         self.core = Engine(self.job, catalog=self.catalog, max_ranks=self.max_ranks)
         self.state = self.core.state
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name == "state" and "core" in self.__dict__:
+            self.core.state = value  # one state: assigning it (tests, tools) replaces the engine's
+
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
         d.pop("catalog", None)

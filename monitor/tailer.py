@@ -26,7 +26,7 @@ Failure model (what is guaranteed, what can be lost):
   a new file may reuse its inode.
 - what a file is, is decided as ``diagnose`` decides it (``detectors.filekind``): archives,
   checkpoints and other non-logs by name, binary files by their first bytes, are never read
-  as lines (``dropped["skipped_file"]``, and a note in the report); torchrun's ``error.json``
+  as lines (said in the report's notes, as ``diagnose`` says it; not a loss); torchrun's ``error.json``
   (found next to a followed ``attempt_N/<local_rank>/`` log even when the globs name only
   ``*.log``) is read whole once it is complete JSON, and becomes the same events as offline.
 - lines longer than ``max_line`` are cut (``dropped["line_too_long"]``); invalid UTF-8
@@ -294,7 +294,6 @@ class Tailer:
         kind, why = classify(display)
         if kind is Kind.SKIP:
             self.skipped[path] = (st.st_dev, st.st_ino, why)
-            self.stats.dropped["skipped_file"] += 1
             return
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -426,7 +425,6 @@ class Tailer:
             if tail.offset == 0 and binary_head(data):
                 tail.kind = Kind.SKIP  # as diagnose: a binary file is skipped, never parsed
                 self.skipped[tail.path] = (tail.identity.dev, tail.identity.ino, "binary or not a log")
-                self.stats.dropped["skipped_file"] += 1
                 break
             tail.offset += len(data)
             total += len(data)
