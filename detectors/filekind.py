@@ -17,6 +17,7 @@ live or last offline is ordered the same way.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ SKIP_SUFFIX = frozenset({
     ".ckpt", ".npy", ".npz", ".pkl", ".so", ".pyc", ".parquet", ".arrow",
 })
 _MAGIC = (b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b", b"\x89PNG", b"\x80\x02", b"\x80\x04")
+_TEXT_LINE = re.compile(rb"(?m)^[\t -~]{16,}\r?$")  # a whole line of printable ASCII
 
 
 class Kind(Enum):
@@ -45,7 +47,9 @@ class Kind(Enum):
 
 
 def binary_head(head: bytes) -> bool:
-    """The first bytes of a file are not text (a known magic number, NULs or control bytes)."""
+    """The first bytes of a file are not text: a known magic number, or many NULs or control
+    bytes and not one whole line of text among them (a log that starts with a crash's NULs
+    or a burst of garbage is still a log: its lines are read)."""
     head = head[:HEAD_BYTES]
     if not head:
         return False
@@ -53,7 +57,9 @@ def binary_head(head: bytes) -> bool:
         return True
     nul = head.count(b"\x00")
     control = sum(1 for b in head if b < 9 or 13 < b < 32)
-    return nul > len(head) // 10 or control > len(head) // 3
+    if nul <= len(head) // 10 and control <= len(head) // 3:
+        return False
+    return not any(b" " in m.group() for m in _TEXT_LINE.finditer(head))
 
 
 def classify(name: str, head: bytes | None = None) -> tuple[Kind, str]:
