@@ -40,9 +40,14 @@ class Engine:
         self.state.note_file(rank, local_rank)
         return FileState(path, rank=rank, local_rank=local_rank, attempt=attempt, year=year, job=self.job_parse)
 
+    def parse(self, buf: bytes, first_lineno: int, file: FileState) -> list[Event]:
+        """Complete lines of one file → events, not folded yet (the live tailer parses off the
+        event loop and the loop folds them with ``add``; ``feed`` is both at once)."""
+        return self.parser.parse_chunk(buf, first_lineno, file)
+
     def feed(self, buf: bytes, first_lineno: int, file: FileState, now: float | None = None) -> list[Event]:
         """Complete lines of one file → events, folded into the state; returns the events."""
-        events = self.parser.parse_chunk(buf, first_lineno, file)
+        events = self.parse(buf, first_lineno, file)
         for ev in events:
             self.state.add(ev, now)
         return events

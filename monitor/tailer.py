@@ -300,6 +300,7 @@ class Tailer:
         except OSError:
             self.stats.dropped["open_failed"] += 1
             return
+        self.skipped.pop(path, None)  # the path holds another file now: judged again
         head, head_len = _head(fd)
         ident = Identity(st.st_dev, st.st_ino, head, head_len)
         rank, local, attempt = path_ranks(display)
@@ -367,7 +368,7 @@ class Tailer:
         if not buf:
             return
         self.stats.lines += buf.count(b"\n")
-        events = self.parser.parse_chunk(buf, first, tail.fstate)
+        events = (self.engine.parse if self.engine is not None else self.parser.parse_chunk)(buf, first, tail.fstate)
         if events:
             self.sink(events)
 
