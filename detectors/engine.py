@@ -4,6 +4,11 @@
 tailer read to the end (every file fed chunk by chunk, then ``verdict()``), live feeds
 chunks as they arrive and asks for the verdict whenever it likes. The engine does no I/O,
 holds no clock (callers pass ``now``) and reading the verdict never changes its state.
+
+What each kind of file means is decided here for both paths: ``open_file`` notes that a
+rank's log exists (a silent rank still took part: the hang analysis looks for it), ``feed``
+takes a log's lines, ``feed_error_json`` a torchrun ``error.json`` (``detectors.filekind``);
+files that are not text are never fed (``filekind.classify`` tells the callers which).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from detectors.catalog import Catalog
 from detectors.correlate import incidents
 from detectors.detect import MAX_RANKS, JobState
 from detectors.diagnosis import build_report
+from detectors.filekind import error_json_events
 from detectors.model import Event, Incident
 from detectors.parse import LogParser, default_parser
 from detectors.parsers.base import FileState, JobParseState
@@ -34,17 +40,39 @@ class Engine:
         self.state.note_file(rank, local_rank)
         return FileState(path, rank=rank, local_rank=local_rank, attempt=attempt, year=year, job=self.job_parse)
 
+    def parse(self, buf: bytes, first_lineno: int, file: FileState) -> list[Event]:
+        """Complete lines of one file → events, not folded yet (the live tailer parses off the
+        event loop and the loop folds them with ``add``; ``feed`` is both at once)."""
+        return self.parser.parse_chunk(buf, first_lineno, file)
+
     def feed(self, buf: bytes, first_lineno: int, file: FileState, now: float | None = None) -> list[Event]:
         """Complete lines of one file → events, folded into the state; returns the events."""
-        events = self.parser.parse_chunk(buf, first_lineno, file)
+        events = self.parse(buf, first_lineno, file)
         for ev in events:
             self.state.add(ev, now)
+        return events
+
+    def feed_error_json(self, raw: bytes, file: FileState, now: float | None = None) -> list[Event] | None:
+        """A torchrun ``error.json`` (its whole content) → the rank's exception, folded in;
+        None when ``raw`` is not a complete ``error.json`` (nothing is folded)."""
+        events = error_json_events(self.parser, raw, file)
+        if events is not None:
+            self.add(events, now)
         return events
 
     def add(self, events: list[Event], now: float | None = None) -> None:
         """Events parsed elsewhere (a worker process, another node over MQTT)."""
         for ev in events:
             self.state.add(ev, now)
+
+    # a snapshot (the daemon's checkpoint) holds the state, not the compiled parser
+    def __getstate__(self) -> dict[str, Any]:
+        return {"state": self.state, "job_parse": self.job_parse}
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.parser = default_parser()
+        self.state = d["state"]
+        self.job_parse = d["job_parse"]
 
     def verdict(self) -> list[Incident]:
         """The incidents for what was seen so far (pure: call it as often as you like)."""

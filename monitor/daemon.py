@@ -33,7 +33,6 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from detectors.events import Event, EventKind
-from detectors.parse import default_parser
 from detectors.parsers.base import FileState
 from detectors.stall import suspicion
 from monitor import checkpoint
@@ -117,9 +116,10 @@ class Daemon:
                                        subscribe=sub, on_message=self._remote if cfg.aggregate else None,
                                        cafile=str(cfg.mqtt_cafile) if cfg.mqtt_cafile else None,
                                        keepalive=cfg.mqtt_keepalive)
-        self.tailer = Tailer(cfg.logs, default_parser(), self._sink, max_files=cfg.limits.max_files,
+        # the tailer parses with the engine's parser and opens files through it (one engine, as diagnose)
+        self.tailer = Tailer(cfg.logs, self.engine.core.parser, self._sink, max_files=cfg.limits.max_files,
                              max_line=cfg.limits.max_line_bytes, chunk=cfg.limits.read_chunk_bytes,
-                             year=time.gmtime().tm_year)
+                             year=time.gmtime().tm_year, engine=self.engine.core)
         self.registry = CollectorRegistry(auto_describe=False)
         self.collector = RankwatchCollector(self.engine, self.tailer, cfg.limits.max_ranks)
         self.collector.publisher = self.publisher
@@ -304,8 +304,9 @@ class Daemon:
         for rec in cp.positions.values():
             fs = rec.get("fstate")
             if fs is not None:
-                self.tailer.job_parse = fs.job
+                self.engine.core.job_parse = fs.job  # what ties the files together, as when saved
                 break
+        self.tailer.attach(self.engine.core)
         self.resume_note = f"resumed from checkpoint ({len(cp.positions)} file(s))"
 
     def _unusable(self, cp: checkpoint.Checkpoint) -> str:
@@ -318,7 +319,7 @@ class Daemon:
         if any(rec.get("fstate") is not None and not isinstance(rec["fstate"], FileState) for rec in cp.positions.values()):
             return "checkpoint invalid (a file's parse state is not a FileState)"
         try:
-            eng.report()
+            eng.report(self.tailer.notes())
             list(RankwatchCollector(eng, self.tailer, self.cfg.limits.max_ranks).collect())
         except Exception as exc:
             return f"checkpoint invalid (its engine state cannot report: {type(exc).__name__})"
@@ -348,13 +349,14 @@ class Daemon:
             return web.json_response({"status": "ok", "files": len(self.tailer.tails), "job": self.cfg.job})
 
         async def api_incidents(request: web.Request) -> web.Response:
-            return web.Response(text=json.dumps(self.engine.report(), ensure_ascii=False), content_type="application/json")
+            report = self.engine.report(self.tailer.notes())
+            return web.Response(text=json.dumps(report, ensure_ascii=False), content_type="application/json")
 
         app.router.add_get("/metrics", metrics)
         app.router.add_get("/healthz", healthz)
         app.router.add_get("/api/incidents", api_incidents)
         # the live incidents page at / (and the Host check + security headers for browsers)
-        add_live_page(app, lambda: self.engine.report(), lambda: self.engine.state,
+        add_live_page(app, lambda: self.engine.report(self.tailer.notes()), lambda: self.engine.state,
                       allowed_hosts=[self.cfg.host_port[0], self.cfg.host, *self.cfg.allow_hosts])
         return app
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import time
 from collections.abc import Callable
@@ -22,7 +21,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from detectors.detect import JobState
 from detectors.engine import Engine
-from detectors.events import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState, JobParseState
 from detectors.unwrap import unwrap
@@ -69,15 +67,12 @@ def open_log(lf: LogFile) -> IO[bytes]:
 
 
 def _read_error_json(lf: LogFile, engine: Engine, fstate: FileState) -> None:
+    """torchrun's ``error.json``: the same ``Engine.feed_error_json`` as the live tailer's."""
     try:
         raw = lf.data if lf.data is not None else lf.path.read_bytes()
-        doc = json.loads(raw.decode("utf-8", errors="replace"))
-        msg = doc["message"]
-        text = msg["message"] if isinstance(msg, dict) else str(msg)
-    except (ValueError, KeyError, TypeError, OSError):
+    except OSError:
         return
-    events = engine.parser.parse_line(text.splitlines()[0] if text else "", 1, fstate)
-    engine.add([ev for ev in events if ev.kind is EventKind.MATCH])
+    engine.feed_error_json(raw, fstate)
 
 
 def feed_stream(fh: Any, engine: Engine, fstate: FileState,
@@ -166,8 +161,7 @@ def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: st
 def _read_files(ordered: list[LogFile], eng: Engine, streams: ParallelFiles | None, result: DiagnoseResult,
                 notes: list[str], progress: Callable[[int], None] | None) -> None:
     for lf in ordered:
-        fstate = file_state(lf, eng.job_parse)
-        eng.state.note_file(lf.rank, lf.local_rank)
+        fstate = eng.open_file(lf.display, rank=lf.rank, local_rank=lf.local_rank, attempt=lf.attempt, year=_year(lf))
         if lf.kind == "error_json":
             _read_error_json(lf, eng, fstate)
             continue

@@ -9,7 +9,8 @@ Layouts understood (log-formats.md §1.6, issue #2):
   ``slurm-<id>.out``, DeepSpeed launcher output: no rank in the path, ranks come from
   line prefixes.
 Binary files are skipped (and reported), never parsed; FIFOs, sockets and devices are
-skipped (and reported) without being opened.
+skipped (and reported) without being opened. What a file is (log, ``error.json``, not a
+log) is decided by ``detectors.filekind.classify``, the same call the live tailer makes.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from detectors.filekind import HEAD_BYTES, Kind, classify
+
 __all__ = ["InputError", "LogFile", "discover", "from_memory", "path_ranks"]
 
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
-_SKIP_SUFFIX = {".gz", ".bz2", ".xz", ".zst", ".zip", ".tar", ".png", ".jpg", ".jpeg", ".pt", ".pth", ".bin", ".safetensors", ".ckpt", ".npy", ".npz", ".pkl", ".so", ".pyc", ".parquet", ".arrow"}
 
-_ATTEMPT = re.compile(r"(?:^|/)attempt_(?P<attempt>\d+)/(?P<lr>\d+)/(?:stdout|stderr)\.log$")
+_ATTEMPT = re.compile(r"(?:^|/)attempt_(?P<attempt>\d+)/(?P<lr>\d+)/(?:stdout\.log|stderr\.log|error\.json)$")
 _LOCAL = re.compile(r"(?:^|[^a-z0-9])local[_-]?rank[_-]?(?P<n>\d+)(?:\D|$)", re.IGNORECASE)
 _GLOBAL = re.compile(r"(?:^|[^a-z0-9])rank[_-]?(?P<n>\d+)(?:\D|$)", re.IGNORECASE)
 
@@ -81,24 +83,22 @@ def _not_regular(path: Path) -> str:
     return "not a file"
 
 
-def _looks_binary(path: Path) -> bool:
+def _head(path: Path) -> bytes:
     try:
         with path.open("rb") as fh:
-            head = fh.read(8192)
+            return fh.read(HEAD_BYTES)
     except OSError:
-        return False
-    return _binary_head(head)
+        return b""
 
 
-def _binary_head(head: bytes) -> bool:
-    head = head[:8192]
-    if not head:
-        return False
-    if head.startswith((b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b", b"\x89PNG", b"\x80\x02", b"\x80\x04")):
-        return True
-    nul = head.count(b"\x00")
-    control = sum(1 for b in head if b < 9 or 13 < b < 32)
-    return nul > len(head) // 10 or control > len(head) // 3
+def _classified(p: Path, rel: str, head: bytes, data: bytes | None, files: list[LogFile], notes: list[str]) -> None:
+    """One file, as ``detectors.filekind.classify`` says (a skipped one is said in ``notes``)."""
+    kind, why = classify(rel, head)
+    if kind is Kind.SKIP:
+        notes.append(f"skipped {rel}: {why}")
+        return
+    rank, local, attempt = path_ranks(rel)
+    files.append(LogFile(p, rel, rank, local, attempt, kind=kind.value, data=data))
 
 
 def discover(paths: list[str]) -> tuple[list[LogFile], list[str]]:
@@ -125,21 +125,14 @@ def discover(paths: list[str]) -> tuple[list[LogFile], list[str]]:
             if kind:
                 notes.append(f"skipped {rel}: not a regular file ({kind})")  # a FIFO would block the read forever
                 continue
-            if p.suffix.lower() in _SKIP_SUFFIX:
-                notes.append(f"skipped {rel}: not a text log ({p.suffix})")
+            named, why = classify(rel)
+            if named is Kind.SKIP and why.startswith("not a text log"):
+                notes.append(f"skipped {rel}: {why}")
                 continue
             if not os.access(p, os.R_OK):
                 notes.append(f"skipped {rel}: permission denied")
                 continue
-            if p.name == "error.json":
-                rank, local, attempt = path_ranks(str(Path(rel).parent / "stderr.log"))
-                files.append(LogFile(p, rel, rank, local, attempt, kind="error_json"))
-                continue
-            if p.suffix.lower() == ".json" or _looks_binary(p):
-                notes.append(f"skipped {rel}: binary or not a log")
-                continue
-            rank, local, attempt = path_ranks(rel)
-            files.append(LogFile(p, rel, rank, local, attempt))
+            _classified(p, rel, b"" if named is not Kind.LOG else _head(p), None, files, notes)
     return files, notes
 
 
@@ -153,14 +146,5 @@ def from_memory(items: list[tuple[str, bytes]]) -> tuple[list[LogFile], list[str
         p = Path(rel)
         if any(part in _SKIP_DIRS for part in p.parts[:-1]):
             continue
-        if p.suffix.lower() in _SKIP_SUFFIX:
-            notes.append(f"skipped {rel}: not a text log ({p.suffix})")
-        elif p.name == "error.json":
-            rank, local, attempt = path_ranks(str(p.parent / "stderr.log"))
-            files.append(LogFile(p, rel, rank, local, attempt, kind="error_json", data=data))
-        elif p.suffix.lower() == ".json" or _binary_head(data):
-            notes.append(f"skipped {rel}: binary or not a log")
-        else:
-            rank, local, attempt = path_ranks(rel)
-            files.append(LogFile(p, rel, rank, local, attempt, data=data))
+        _classified(p, rel, data[:HEAD_BYTES], data, files, notes)
     return files, notes

@@ -1,7 +1,10 @@
-"""The engine, live: the same detect/correlate stages plus incident lifecycle and stalls.
+"""The engine, live: one ``detectors.engine.Engine`` plus incident lifecycle and stalls.
 
-``LiveEngine.feed`` folds events into the job state; ``evaluate(now)`` runs the same
-correlator as ``diagnose`` and diffs its verdict against what was already published:
+``LiveEngine`` is a thin layer on top of the engine ``diagnose`` drives (``core``): every
+event goes in through ``Engine.add`` (the tailer parses with ``core.parser`` and opens files
+with ``core.open_file``; an ``error.json`` becomes events through the same
+``detectors.filekind`` code as offline), every verdict comes from ``Engine.verdict()``.
+``evaluate(now)`` diffs that verdict against what was already published:
 a new incident is published ``open`` as soon as its first cause finding arrives,
 re-published with a higher ``revision`` as collateral arrives, and ``closed`` after
 ``close_after`` seconds without change. An incident whose initiator changes (a better
@@ -24,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
-from detectors.correlate import Incident, incidents
+from detectors.correlate import Incident
 from detectors.detect import JobState
-from detectors.diagnosis import build_report, choose_stack, incident_dict
+from detectors.diagnosis import choose_stack, incident_dict
+from detectors.engine import Engine
 from detectors.events import Event, Source
 from detectors.redact import redact
 from detectors.stacks import StackVerdict
@@ -58,7 +62,8 @@ class LiveEngine:
     stall_factor: float = 5.0
     stall_floor: float = 60.0
     catalog: Catalog = field(default_factory=load_catalog)
-    state: JobState = field(init=False)
+    core: Engine = field(init=False)  # the one engine (parse → detect → correlate), as offline
+    state: JobState = field(init=False)  # ``core.state``, the job state (kept as a name for readers)
     published: dict[str, Published] = field(default_factory=dict)
     opened_total: dict[str, int] = field(default_factory=dict)  # failure → incidents opened
     started: float | None = None
@@ -68,27 +73,38 @@ class LiveEngine:
     stacks: tuple[int | None, StackVerdict, int] | None = None  # (stall step, verdict, ranks sampled)
 
     def __post_init__(self) -> None:
-        self.state = JobState(job=self.job, catalog=self.catalog, max_ranks=self.max_ranks)
+        self.core = Engine(self.job, catalog=self.catalog, max_ranks=self.max_ranks)
+        self.state = self.core.state
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name == "state" and "core" in self.__dict__:
+            self.core.state = value  # one state: assigning it (tests, tools) replaces the engine's
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
         d.pop("catalog", None)
+        d.pop("state", None)  # it is core.state: saved once, with the engine
         return d
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self.catalog = load_catalog()
+        if d.get("core") is None:
+            # a snapshot from before the live engine wrapped ``Engine`` holds the bare job state
+            self.core = Engine(self.job, catalog=self.catalog, max_ranks=self.max_ranks)
+            self.core.state = d["state"]
+        self.state = self.core.state
 
     def feed(self, events: list[Event], now: float) -> None:
+        """Events parsed by the tailer (with ``core.parser``) or received over MQTT."""
         if self.started is None:
             self.started = now
-        add = self.state.add
-        for ev in events:
-            add(ev, now)
+        self.core.add(events, now)
 
     # ------------------------------------------------------------------ verdicts
     def current(self, now: float | None = None) -> list[Incident]:
-        incs = incidents(self.state)
+        incs = self.core.verdict()
         if now is not None:
             stall = self.stall(now, incs)
             if stall is not None:
@@ -162,9 +178,10 @@ class LiveEngine:
         d["revision"] = pub.revision
         return redact(d)  # what is published (console, MQTT, /api/incidents) holds no secret
 
-    def report(self) -> dict[str, Any]:
-        """The same JSON as ``diagnose``, with live status and revisions."""
-        rep = build_report(self.state)
+    def report(self, notes: list[str] | None = None) -> dict[str, Any]:
+        """The same JSON as ``diagnose``, with live status and revisions; ``notes`` are the
+        tailer's (files skipped, as ``diagnose`` says them)."""
+        rep = self.core.report(notes=notes)
         by_id = {i["id"]: i for i in rep["incidents"]}
         out = []
         for iid, pub in self.published.items():

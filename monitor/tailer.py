@@ -24,6 +24,11 @@ Failure model (what is guaranteed, what can be lost):
   matching name — a rename that raced with the glob listing, or one done while the
   daemon was down — it is continued, not read again. A deleted file is not remembered:
   a new file may reuse its inode.
+- what a file is, is decided as ``diagnose`` decides it (``detectors.filekind``): archives,
+  checkpoints and other non-logs by name, binary files by their first bytes, are never read
+  as lines (said in the report's notes, as ``diagnose`` says it; not a loss); torchrun's ``error.json``
+  (found next to a followed ``attempt_N/<local_rank>/`` log even when the globs name only
+  ``*.log``) is read whole once it is complete JSON, and becomes the same events as offline.
 - lines longer than ``max_line`` are cut (``dropped["line_too_long"]``); invalid UTF-8
   and NULs never stop reading.
 - A checkpoint records, per file, its identity (with the length of the fingerprinted
@@ -48,7 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from detectors.engine import Engine
 from detectors.events import Event
+from detectors.filekind import ERROR_JSON, Kind, binary_head, classify, error_json_events
 from detectors.parse import LogParser
 from detectors.parsers.base import FileState, JobParseState
 from monitor.inputs import path_ranks
@@ -106,6 +113,8 @@ class FileTail:
     deleted: bool = False
     last_size: int = 0
     last_mtime: int = 0  # st_mtime_ns at the last rescan
+    kind: Kind = Kind.LOG  # LOG: lines; ERROR_JSON: read whole when complete; SKIP: binary, never read
+    done: bool = False  # an error.json already turned into events
 
     @property
     def resumable(self) -> int:
@@ -134,9 +143,11 @@ class Tailer:
         max_line: int = 1 << 20,
         chunk: int = 8 << 20,
         year: int = 1970,
+        engine: Engine | None = None,
     ) -> None:
         self.patterns = patterns
         self.parser = parser
+        self.engine: Engine | None = None
         self.sink = sink
         self.max_files = max_files
         self.max_line = max_line
@@ -148,6 +159,27 @@ class Tailer:
         self.job_parse = JobParseState()
         self.known: dict[str, tuple[int, int, int]] = {}  # head sha → (offset, lines, generation) of files we read
         self.resume: dict[str, dict[str, Any]] = {}  # from a checkpoint: path → record
+        self.skipped: dict[str, tuple[int, int, str]] = {}  # path → (dev, ino, why): not a log, never parsed
+        self.closed_notes: list[str] | None = None
+        if engine is not None:
+            self.attach(engine)
+
+    def attach(self, engine: Engine) -> None:
+        """Parse with ``engine``'s parser and open files through ``engine.open_file`` (which
+        notes that a rank's log exists, as ``diagnose`` does): the one engine both paths drive."""
+        self.engine = engine
+        self.parser = engine.parser
+        self.job_parse = engine.job_parse
+
+    def notes(self) -> list[str]:
+        """What ``diagnose`` would say about these files: skipped ones, empty ones (after
+        ``close``, as they were last seen)."""
+        if self.closed_notes is not None:
+            return list(self.closed_notes)
+        out = [f"skipped {self._display(p)}: {why}" for p, (_, _, why) in sorted(self.skipped.items())]
+        out += [f"{t.display} is empty" for t in sorted(self.tails.values(), key=lambda t: t.display)
+                if t.kind is Kind.LOG and not t.offset and not t.generation]
+        return out
 
     # ----------------------------------------------------------------- discovery
     def _display(self, path: str) -> str:
@@ -160,8 +192,10 @@ class Tailer:
         return path
 
     def scan_paths(self) -> dict[str, os.stat_result]:
-        """Regular files matching the globs now, with their stat (one stat per file)."""
+        """Regular files matching the globs now, with their stat (one stat per file), and the
+        ``error.json`` of every torchrun ``attempt_N/<local_rank>/`` folder a match lies in."""
         found: dict[str, os.stat_result] = {}
+        attempt_dirs: set[str] = set()
         for pat in self.patterns:
             for p in glob.iglob(pat, recursive=True):
                 p = os.path.normpath(p)
@@ -173,6 +207,15 @@ class Tailer:
                     continue
                 if stat.S_ISREG(st.st_mode):
                     found[p] = st
+                    if path_ranks(p)[2] is not None:
+                        attempt_dirs.add(os.path.dirname(p))
+        for d in attempt_dirs:
+            p = os.path.join(d, ERROR_JSON)
+            if p not in found:
+                with contextlib.suppress(OSError):
+                    st = os.stat(p)
+                    if stat.S_ISREG(st.st_mode):
+                        found[p] = st
         return dict(sorted(found.items()))
 
     def rescan(self) -> None:
@@ -196,6 +239,9 @@ class Tailer:
         draining = {(t.identity.dev, t.identity.ino): t for t in self.draining}
         for path, st in stats.items():
             found = self.tails.get(path)
+            skip = self.skipped.get(path)
+            if skip is not None and skip[:2] == (st.st_dev, st.st_ino):
+                continue  # not a log (said once)
             if found is not None:
                 tail = found
             else:
@@ -244,17 +290,26 @@ class Tailer:
         return size if size < tail.offset or self._rewritten(tail) else None
 
     def _open(self, path: str, st: os.stat_result, generation: int = 0) -> None:
+        display = self._display(path)
+        kind, why = classify(display)
+        if kind is Kind.SKIP:
+            self.skipped[path] = (st.st_dev, st.st_ino, why)
+            return
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError:
             self.stats.dropped["open_failed"] += 1
             return
+        self.skipped.pop(path, None)  # the path holds another file now: judged again
         head, head_len = _head(fd)
         ident = Identity(st.st_dev, st.st_ino, head, head_len)
-        display = self._display(path)
         rank, local, attempt = path_ranks(display)
-        fstate = FileState(path=display, rank=rank, local_rank=local, attempt=attempt, year=self.year, job=self.job_parse)
-        tail = FileTail(path, display, fd, ident, fstate, ChunkReader(max_line=self.max_line), generation=generation)
+        if self.engine is not None:
+            fstate = self.engine.open_file(display, rank=rank, local_rank=local, attempt=attempt, year=self.year)
+        else:
+            fstate = FileState(path=display, rank=rank, local_rank=local, attempt=attempt, year=self.year, job=self.job_parse)
+        tail = FileTail(path, display, fd, ident, fstate, ChunkReader(max_line=self.max_line), generation=generation,
+                        kind=kind)
         rec = self._resume_record(path, fd, ident, st.st_size)
         if rec is not None:
             self._seek(tail, rec["offset"], rec["lines"], rec.get("generation", 0))
@@ -313,7 +368,7 @@ class Tailer:
         if not buf:
             return
         self.stats.lines += buf.count(b"\n")
-        events = self.parser.parse_chunk(buf, first, tail.fstate)
+        events = (self.engine.parse if self.engine is not None else self.parser.parse_chunk)(buf, first, tail.fstate)
         if events:
             self.sink(events)
 
@@ -322,8 +377,35 @@ class Tailer:
         self._emit(tail, buf, first)
         tail.offset = tail.resumable if not tail.reader._carry else tail.offset
 
+    def _read_error_json(self, tail: FileTail) -> int:
+        """An ``error.json`` is written once, as a whole: read it when it has grown, turn it
+        into events when it is complete JSON (torchrun may still be writing it)."""
+        if tail.done:
+            return 0
+        try:
+            size = os.fstat(tail.fd).st_size
+            if size <= tail.offset:
+                return 0
+            raw = os.pread(tail.fd, size, 0)
+        except OSError:
+            self.stats.dropped["read_error"] += 1
+            return 0
+        self.stats.bytes += len(raw) - tail.offset
+        tail.offset = len(raw)
+        events = error_json_events(self.parser, raw, tail.fstate)
+        if events is not None:
+            tail.done = True
+            self.stats.lines += 1
+            if events:
+                self.sink(events)
+        return len(raw)
+
     def read(self, tail: FileTail, budget: int | None = None) -> int:
         """Read what was appended (up to ``budget`` bytes). Returns bytes read."""
+        if tail.kind is Kind.ERROR_JSON:
+            return self._read_error_json(tail)
+        if tail.kind is Kind.SKIP:
+            return 0
         budget = budget or self.chunk
         total = 0
         start = tail.offset
@@ -341,6 +423,10 @@ class Tailer:
                 # come first): these bytes belong to a new generation, which starts at 0
                 self._truncated(tail, os.fstat(tail.fd).st_size)
                 continue
+            if tail.offset == 0 and binary_head(data):
+                tail.kind = Kind.SKIP  # as diagnose: a binary file is skipped, never parsed
+                self.skipped[tail.path] = (tail.identity.dev, tail.identity.ino, "binary or not a log")
+                break
             tail.offset += len(data)
             total += len(data)
             buf, first = tail.reader.feed(data)
@@ -386,6 +472,7 @@ class Tailer:
         return lag
 
     def close(self) -> None:
+        self.closed_notes = self.notes()
         for tail in [*self.tails.values(), *self.draining]:
             with contextlib.suppress(OSError):
                 os.close(tail.fd)

@@ -1,8 +1,11 @@
 """The daemon in-process on a real event loop, real files and real HTTP.
 
-- live-vs-offline parity: every golden torchrun case is replayed into a folder, line by
-  line and rank by rank, while the daemon watches; its final incidents must equal what
-  ``diagnose`` says about the same bytes;
+- live-vs-offline parity: every golden torchrun case (every layout; and every case of
+  ``tests/corpus/dev`` laid out as several files or with an ``error.json``) is replayed into
+  a folder, line by line and rank by rank, torchrun's ``error.json`` written (in two
+  writes) after its rank's last line, while the daemon watches ``**/*.log`` only; its final
+  incidents must equal what ``diagnose`` says about the same bytes, and so must what both
+  say about skipped, empty and silent files;
 - /metrics is checked as exposition text and /api/incidents against the JSON contract;
 - incidents are published ``open`` as soon as the first cause arrives, and stalls are
   found from time alone (injected clock).
@@ -25,35 +28,57 @@ from monitor.live import Change, LiveEngine
 from tests.conftest import REPO
 
 GOLDEN = REPO / "tests" / "e2e" / "golden"
-CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "logs").is_dir()) if GOLDEN.is_dir() else []
+DEV = REPO / "tests" / "corpus" / "dev"
+
+
+def _layout_cases(root: Path, sub: str) -> list[Path]:
+    """Cases whose files say something about ranks: several log files, or an ``error.json``."""
+    if not root.is_dir():
+        return []
+    out = []
+    for case in sorted(p for p in root.iterdir() if p.is_dir()):
+        logs = case / sub if sub else case
+        files = [p for p in logs.rglob("*") if p.is_file() and p.name != "case.json"] if logs.is_dir() else []
+        if len(files) > 1 or any(p.name == "error.json" for p in files):
+            out.append(logs)
+    return out
+
+
+CASES = {f"golden/{p.name}": p / "logs" for p in sorted(GOLDEN.iterdir()) if (p / "logs").is_dir()} if GOLDEN.is_dir() else {}
+CASES |= {f"dev/{p.name}": p for p in _layout_cases(DEV, "")}
 
 
 async def replay(src: Path, dst: Path, lines_per_turn: int = 7) -> None:
-    """Write every file of ``src`` into ``dst`` a few lines at a time, interleaving ranks."""
-    files = [p for p in sorted(src.rglob("*")) if p.is_file() and p.suffix == ".log"]
+    """Write every file of ``src`` into ``dst`` a few lines at a time, interleaving ranks; an
+    ``error.json`` (torchrun writes it when the rank raises) comes after the last line of
+    its rank's logs, in two writes (a reader may see it half written)."""
+    files = [p for p in sorted(src.rglob("*")) if p.is_file() and p.name not in ("error.json", "case.json")]
     pending = {p: p.read_bytes().splitlines(keepends=True) for p in files}
-    while any(pending.values()):
+    for p in files:  # every file exists from the start, as torchrun's do (a silent rank's stays empty)
+        (dst / p.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+        (dst / p.relative_to(src)).touch()
+    errors = {p: p.read_bytes() for p in sorted(src.rglob("error.json"))}
+    while any(pending.values()) or errors:
         for p, rest in pending.items():
             if not rest:
                 continue
-            out = dst / p.relative_to(src)
-            out.parent.mkdir(parents=True, exist_ok=True)
             chunk, pending[p] = rest[:lines_per_turn], rest[lines_per_turn:]
-            with open(out, "ab") as fh:
+            with open(dst / p.relative_to(src), "ab") as fh:
                 fh.write(b"".join(chunk))
+        for p, data in list(errors.items()):
+            if any(rest for q, rest in pending.items() if q.parent == p.parent):
+                continue
+            out = dst / p.relative_to(src)
+            with open(out, "ab") as fh:
+                half = len(data) // 2 if not out.stat().st_size else 0
+                fh.write(data[out.stat().st_size:] if not half else data[:half])
+            if out.stat().st_size == len(data):
+                del errors[p]
         await asyncio.sleep(0.005)
 
 
-def summary(report: dict) -> list[tuple[str, str, object, object]]:
-    return [(i["id"], i["failure"], i["initiator"]["rank"], i["severity"]) for i in report["incidents"]
-            if not i.get("superseded_by")]
-
-
-@pytest.mark.parametrize("case", CASES or ["<none>"])
-async def test_live_equals_offline(case: str, tmp_path: Path) -> None:
-    if case == "<none>":
-        pytest.skip("no golden cases recorded")
-    src = GOLDEN / case / "logs"
+async def live_and_offline(src: Path, tmp_path: Path) -> tuple[dict, dict]:
+    """The daemon's report after ``src`` was replayed into a watched folder, and ``diagnose``'s."""
     live_dir = tmp_path / "logs"
     live_dir.mkdir()
     cfg = load_config(logs=[str(live_dir / "**" / "*.log")], job="parity", metrics_addr="127.0.0.1:0",
@@ -66,10 +91,27 @@ async def test_live_equals_offline(case: str, tmp_path: Path) -> None:
     daemon.stopping.set()
     await run
     offline_dir = tmp_path / "offline"
-    shutil.copytree(src, offline_dir, ignore=shutil.ignore_patterns("*.json"))
+    shutil.copytree(src, offline_dir, ignore=shutil.ignore_patterns("case.json"))
     offline = diagnose_paths([str(offline_dir)], job="parity").report
-    live = daemon.engine.report()
+    return daemon.engine.report(daemon.tailer.notes()), offline
+
+
+def summary(report: dict) -> list[tuple[str, str, object, object]]:
+    return [(i["id"], i["failure"], i["initiator"]["rank"], i["severity"]) for i in report["incidents"]
+            if not i.get("superseded_by")]
+
+
+def file_notes(report: dict) -> list[str]:
+    return sorted(n for n in report["notes"] if n.startswith("skipped ") or n.endswith(" is empty"))
+
+
+@pytest.mark.parametrize("case", sorted(CASES) or ["<none>"])
+async def test_live_equals_offline(case: str, tmp_path: Path) -> None:
+    if case == "<none>":
+        pytest.skip("no golden cases recorded")
+    live, offline = await live_and_offline(CASES[case], tmp_path)
     assert summary(live) == summary(offline)
+    assert live["ranks"] == offline["ranks"]
 
 
 async def test_http_endpoints_and_open_on_first_cause(tmp_path: Path) -> None:
@@ -152,3 +194,46 @@ def test_stall_is_named_before_any_timeout() -> None:
     # progress resumes: the stall incident is closed
     eng.feed([Event(EventKind.SAMPLE, Source("rank0.log", 99, ""), rank=0, step=21, data={"loss": 1.0, "scope": "local"})], last + 12)
     assert [c.kind for c in eng.evaluate(last + 12.5)] == ["close"]
+
+
+async def test_error_json_binary_and_silent_files_live_as_offline(tmp_path: Path) -> None:
+    """A real torchrun ``--log-dir`` tree (golden ``exception-logdir``, rank 2 raised) whose only
+    record of the exception is rank 2's ``error.json``: its stderr.log is empty (a silent rank)
+    and the launcher's console is gone. Beside it, a binary file named ``.log`` and a checkpoint.
+    Live and offline name rank 2 from the error.json, and say the same about the other files."""
+    src = tmp_path / "src"
+    shutil.copytree(GOLDEN / "exception-logdir" / "logs" / "torchrun", src / "torchrun")
+    (stderr2,) = src.glob("torchrun/*/attempt_0/2/stderr.log")
+    assert b"ValueError" in stderr2.read_bytes() and (stderr2.parent / "error.json").is_file()
+    stderr2.write_bytes(b"")
+    (src / "core.log").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 8)
+    (src / "ckpt").mkdir()
+    (src / "ckpt" / "model.pt").write_bytes(b"\x80\x02weights")
+
+    live_dir = tmp_path / "logs"
+    live_dir.mkdir()
+    # the globs name no error.json: the daemon finds it beside the attempt_N/<local_rank>/ logs
+    cfg = load_config(logs=[str(live_dir / "**" / "*.log"), str(live_dir / "**" / "*.pt")], job="parity", metrics_addr="127.0.0.1:0",
+                      state_dir=tmp_path / "state", rescan_interval=0.05, poll_interval=0.02, stall_floor=3600)
+    daemon = Daemon(cfg, log=lambda m: None)
+    run = asyncio.create_task(daemon.run())
+    await asyncio.sleep(0.1)
+    await replay(src, live_dir)
+    await asyncio.sleep(0.3)
+    daemon.stopping.set()
+    await run
+    live = daemon.engine.report(daemon.tailer.notes())
+    offline = diagnose_paths([str(src)], job="parity").report
+
+    assert summary(live) == summary(offline)
+    inc = offline["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_exception", 2)
+    for rep in (live, offline):
+        ev = [e for e in rep["incidents"][0]["initiator"]["evidence"] if "corrupt sample" in e["text"]]
+        assert ev and all(e["path"].endswith("attempt_0/2/error.json") for e in ev), rep["incidents"][0]
+    empty = sorted(f"{p.relative_to(src)} is empty" for p in src.rglob("*.log") if not p.stat().st_size)
+    assert f"{stderr2.relative_to(src)} is empty" in empty
+    want = sorted(["skipped ckpt/model.pt: not a text log (.pt)", "skipped core.log: binary or not a log", *empty])
+    assert file_notes(offline) == want
+    assert file_notes(live) == want
+    assert live["ranks"] == offline["ranks"] == [0, 1, 2, 3]

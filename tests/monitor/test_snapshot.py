@@ -94,3 +94,21 @@ def test_a_field_missing_from_an_old_snapshot_takes_its_default() -> None:
     del data["fields"]["progress"]
     back = snapshot.load(data)
     assert isinstance(back, FileState) and back.progress is None and back.path == "rank_0.log"
+
+
+def test_live_engine_is_one_engine_and_a_snapshot_from_before_it_wrapped_one_still_loads() -> None:
+    """The live engine's state is its ``Engine``'s (saved once); a checkpoint written when the
+    live engine held a bare ``JobState`` (no ``core``) is rebuilt around that state."""
+    logs = REPO / "tests" / "e2e" / "golden" / "exception-perrank" / "logs"
+    eng = LiveEngine("golden")
+    eng.state = diagnose_paths([str(logs)], job="golden").state
+    assert eng.core.state is eng.state and eng.core.verdict()
+    eng.evaluate(1000.0)
+    data = snapshot.dump(eng)
+    assert isinstance(data, dict) and "state" not in data["fields"]
+    old = json.loads(json.dumps(data))
+    old["fields"]["state"] = old["fields"].pop("core")["fields"]["state"]  # the layout before Engine
+    for raw in (data, old):
+        back = snapshot.load(raw)
+        assert isinstance(back, LiveEngine) and back.core.state is back.state
+        assert back.report() == eng.report() and back.published.keys() == eng.published.keys()
