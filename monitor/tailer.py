@@ -364,10 +364,11 @@ class Tailer:
         tail.last_size = size
 
     # ----------------------------------------------------------------- reading
-    def _emit(self, tail: FileTail, buf: bytes, first: int) -> None:
+    def _emit(self, tail: FileTail, buf: bytes, first: int, *, count: bool = True) -> None:
         if not buf:
             return
-        self.stats.lines += buf.count(b"\n")
+        if count:
+            self.stats.lines += buf.count(b"\n")
         events = (self.engine.parse if self.engine is not None else self.parser.parse_chunk)(buf, first, tail.fstate)
         if events:
             self.sink(events)
@@ -432,6 +433,10 @@ class Tailer:
             buf, first = tail.reader.feed(data)
             self._emit(tail, buf, first)
         if total:
+            # a tqdm bar rewrites its line with \r until the epoch ends: its finished updates
+            # (the postfix's loss=nan) are parsed now, not at the epoch's newline
+            seg, seg_line = tail.reader.segments()
+            self._emit(tail, seg, seg_line, count=False)
             self.stats.bytes += total
             if tail.identity.head_len < HEAD_BYTES or not start:
                 # the fingerprint of what we read (a head taken at open may predate a rewrite)

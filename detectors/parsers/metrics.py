@@ -84,7 +84,8 @@ def _scope(body: str, values: dict[str, float]) -> str:
 
 _QUOTED_KEY = re.compile(r"""['"][\w/.-]{1,40}['"]\s{0,4}:""")  # a JSON / dict key: explicit
 _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
-_KEYED_LOSS = re.compile(r"(?<![\w/.-])(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|LOSS)(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
+# "loss: 0.81", "train_loss_step=2.31" (a bar's postfix), "loss/train/total: 7.1", "loss_-4.06"
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
 
 def _fields(m: re.Match[str], seg: Segment) -> bool:

@@ -46,6 +46,28 @@ def test_partial_line_is_carried_until_complete(tmp_path: Path) -> None:
     assert t.stats.lines == 2
 
 
+def test_a_tqdm_bars_updates_are_read_before_its_newline(tmp_path: Path) -> None:
+    """Lightning shows its metrics only in the bar's postfix, rewritten with \\r for a whole
+    epoch: a NaN there must not wait for the epoch's newline. Each update is read once, with
+    the bar's line number; the line count moves only when the line ends."""
+    log = tmp_path / "rank0.log"
+    t, sink = make(tmp_path)
+    bar = "Epoch 0:  {p}%|#| {n}/100 [00:0{n}<00:30, 3.3it/s, v_num=0, train_loss_step={v}]"
+    # the second update is being written: it ends mid-value ("...train_loss_step=na")
+    log.write_bytes(line(1) + bar.format(p=1, n=1, v="2.31").encode() + b"\r" + bar.format(p=2, n=2, v="na").encode()[:-1])
+    step(t)
+    losses = [e.data["loss"] for e in sink.events if e.kind.value == "sample" and "loss" in e.data]
+    assert losses == [1.001, 2.31] and t.stats.lines == 1
+    append(log, b"n]\r" + bar.format(p=3, n=3, v="nan").encode()[:-1])
+    step(t)
+    bad = [e for e in sink.events if e.kind.value == "sample" and e.data.get("loss") != e.data.get("loss")]
+    assert [e.source.line for e in bad] == [2] and t.stats.lines == 1  # the epoch is still running
+    append(log, b"]\n" + line(4))
+    step(t)
+    samples = [e for e in sink.events if e.kind.value == "sample" and "loss" in e.data]
+    assert len(samples) == 5 and t.stats.lines == 3  # 1.001, 2.31, nan, nan (the last update), 1.004
+
+
 def test_rename_create_rotation_no_loss_no_duplicate(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     t, sink = make(tmp_path)
