@@ -17,6 +17,7 @@ from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
 from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, key_of
+from detectors.parsers.exceptions import BLOCK_LINES
 from detectors.tracks import SymptomTrack
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
@@ -28,7 +29,6 @@ BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 MAX_RANKS = 16_384
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before  # distinct ranks with their own state (a bound far below any label explosion)
-BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
 
 
 def nonfinite(v: Any) -> bool:
@@ -220,8 +220,10 @@ class JobState:
         """A ``[rankN]:``-tagged traceback starts: a rank-less cause finding pasted at most
         ``BLOCK_LINES`` lines above it in the same file is that rank's (``rank_from: block``)."""
         pending = self._unranked.pop(ev.source.path, [])
+        proc = ev.data.get("nccl_proc")  # ... or one NCCL process's chain of lines that ends right above it
         for line, f in pending:
-            if 0 < ev.source.line - line <= BLOCK_LINES and f.rank is None and ev.rank is not None:
+            near = 0 < ev.source.line - line <= BLOCK_LINES
+            if (near or (proc is not None and f.data.get("nccl_proc") == proc)) and f.rank is None and ev.rank is not None:
                 f.rank = ev.rank
                 f.data["rank_from"] = "block"
 

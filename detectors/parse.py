@@ -49,7 +49,7 @@ class _FpRule:
 
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
-                        exceptions.BLOCK_RULE]
+                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
@@ -197,6 +197,8 @@ class LogParser:
                     data["role"] = fr.fp.role
                 if fr.fp.observed:
                     data["observed"] = True
+                if seg.pre.host is not None and seg.pre.pid is not None:
+                    data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
                 if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal

@@ -44,6 +44,8 @@ class FileState:
     in_traceback: bool = False
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
+    # the last NCCL WARN / return-code line of this file: (line number, host, pid)
+    nccl_last: tuple[int, str, int] | None = None
 
 
 @dataclass(slots=True)

@@ -116,3 +116,49 @@ def test_rank_zero_only_logging_names_no_rank() -> None:
     # the same lines from a single-process job: rank 0 is the only rank, and it is named
     alone = report(steps)["incidents"][0]
     assert alone["initiator"]["rank"] == 0
+
+
+# NCCL's WARN and the "file.cc:N -> 1" lines that return its error code, one process (host:pid)
+# at a time, run into that process's rank-tagged traceback: the WARN is that rank's (block)
+_NVLS_RANK1 = (  # pytorch/pytorch#130113 (3 GPUs, the NVLS setup fails on the process of GPU 1)
+    "node155:3054646:3054695 [1] NCCL INFO Setting affinity for GPU 1 to ffff,ffffffff,00000000,0000ffff,ffffffff\n"
+    "node155:3054647:3054696 [2] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    "\n"
+    "node155:3054646:3054695 [1] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'\n"
+    "node155:3054646:3054695 [1] NCCL INFO init.cc:1010 -> 1\n"
+    "node155:3054646:3054695 [1] NCCL INFO init.cc:1501 -> 1\n"
+    "node155:3054646:3054695 [1] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    "node155:3054645:3054645 [0] NCCL INFO group.cc:418 -> 1\n"
+    "node155:3054647:3054647 [2] NCCL INFO group.cc:418 -> 1\n"
+    "node155:3054645:3054645 [0] NCCL INFO group.cc:95 -> 1\n"
+    "node155:3054647:3054647 [2] NCCL INFO group.cc:95 -> 1\n"
+    "node155:3054646:3054646 [1] NCCL INFO group.cc:418 -> 1\n"
+    "node155:3054646:3054646 [1] NCCL INFO group.cc:95 -> 1\n"
+)
+_ALLOC_RANK0 = (  # alisson-anjos/diffusion-pipe-ui#10 (DeepSpeed launcher, one container)
+    "bd73ab638b22:502:568 [0] include/alloc.h:112 NCCL WARN Cuda failure 999 'unknown error'\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO include/alloc.h:199 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO channel.cc:41 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO init.cc:526 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO init.cc:1259 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO init.cc:1548 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    "bd73ab638b22:502:502 [0] NCCL INFO group.cc:418 -> 1\n"
+    "bd73ab638b22:502:502 [0] NCCL INFO init.cc:1929 -> 1\n"
+)
+
+
+@pytest.mark.parametrize(("chain", "rank"), [(_NVLS_RANK1, 1), (_ALLOC_RANK0, 0)])
+def test_an_nccl_error_chain_ending_above_a_tagged_traceback_is_that_ranks(chain: str, rank: int) -> None:
+    text = chain + f"[rank{rank}]: Traceback (most recent call last):\n[rank{rank}]:   File \"train.py\", line 3, in <module>\n"
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] == rank and top["initiator"]["rank_from"] == "block"
+
+
+def test_another_processes_chain_does_not_claim_the_warn() -> None:
+    # the process of GPU 0 ends the chain right above rank 0's traceback: GPU 1's WARN is not rank 0's
+    lines = _NVLS_RANK1.splitlines()
+    text = "\n".join(lines[:-2]) + "\n" + "node155:3054645:3054645 [0] NCCL INFO group.cc:95 -> 1\n" + \
+        "[rank0]: Traceback (most recent call last):\n"
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
