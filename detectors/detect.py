@@ -28,6 +28,7 @@ WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 MAX_RANKS = 16_384
+MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before  # distinct ranks with their own state (a bound far below any label explosion)
 
 
@@ -87,6 +88,8 @@ class JobState:
         self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
+        # ... and those of an NCCL process (host:pid) whose rank a later line may tell
+        self._proc_unranked: dict[str, list[Finding]] = {}
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
         self.max_epoch = 0.0  # the highest epoch a metric line logged
@@ -102,6 +105,7 @@ class JobState:
         self.__dict__.update(d)
         self.catalog = load_catalog()
         self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
+        self.__dict__.setdefault("_proc_unranked", {})
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -215,17 +219,28 @@ class JobState:
             lr = ev.data.get("local_rank")
             if lr is not None:
                 self.learn(lr, ev.data["rank"])
+            if ev.data.get("nccl_proc") is not None:
+                self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")
 
     def _claim_block(self, ev: Event) -> None:
         """A ``[rankN]:``-tagged traceback starts: a rank-less cause finding pasted at most
         ``BLOCK_LINES`` lines above it in the same file is that rank's (``rank_from: block``)."""
         pending = self._unranked.pop(ev.source.path, [])
-        proc = ev.data.get("nccl_proc")  # ... or one NCCL process's chain of lines that ends right above it
+        if ev.rank is not None and ev.data.get("nccl_proc") is not None:
+            self._tie_proc(ev.data["nccl_proc"], ev.rank, "block")  # one NCCL process's chain ends right above it
         for line, f in pending:
-            near = 0 < ev.source.line - line <= BLOCK_LINES
-            if (near or (proc is not None and f.data.get("nccl_proc") == proc)) and f.rank is None and ev.rank is not None:
+            if 0 < ev.source.line - line <= BLOCK_LINES and f.rank is None and ev.rank is not None:
                 f.rank = ev.rank
                 f.data["rank_from"] = "block"
+
+    def _tie_proc(self, proc: str, rank: int, how: str) -> None:
+        """An NCCL process (``host:pid``) turned out to be ``rank`` (a ``comm ... rank N`` line,
+        its traceback right below its error chain): its rank-less cause findings are that rank's,
+        even those read before it said so."""
+        for f in self._proc_unranked.pop(proc, []):
+            if f.rank is None:
+                f.rank = rank
+                f.data["rank_from"] = how
 
     def _match(self, ev: Event, order: int, step: int | None) -> None:
         failure = ev.failure or "rank_exception"
@@ -278,6 +293,11 @@ class JobState:
             pend = self._unranked.setdefault(ev.source.path, [])
             pend.append((ev.source.line, finding))
             del pend[:-4]
+            proc = data.get("nccl_proc")
+            if proc is not None and (proc in self._proc_unranked or len(self._proc_unranked) < MAX_PROCS):
+                by_proc = self._proc_unranked.setdefault(proc, [])
+                by_proc.append(finding)
+                del by_proc[:-4]
 
     def _sample(self, st: RankState, ev: Event, order: int) -> None:
         d = ev.data

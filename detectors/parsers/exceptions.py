@@ -79,6 +79,7 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
             "world_size": int(cm.group("n")),
             "device": int(cm.group("dev")) if cm.group("dev") else pre.device,
             "local_rank": int(cm.group("lr")) if cm.group("lr") else None,
+            **({"nccl_proc": f"{pre.host}:{pre.pid}"} if pre.host is not None and pre.pid is not None else {}),
         },
     )
     ev.rank = rank

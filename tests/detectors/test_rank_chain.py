@@ -162,3 +162,37 @@ def test_another_processes_chain_does_not_claim_the_warn() -> None:
     text = "\n".join(lines[:-2]) + "\n" + "node155:3054645:3054645 [0] NCCL INFO group.cc:95 -> 1\n" + \
         "[rank0]: Traceback (most recent call last):\n"
     assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_a_later_nccl_rank_map_names_the_process_of_an_earlier_warn() -> None:
+    """horovod/horovod#1651: only ta1-1:2712 fails (ibv_create_qp); its `comm ... rank 1 nranks 2`
+    line comes after the WARN. `[0]` is the CUDA device on both hosts, not a rank."""
+    text = (
+        "ta1-1:2712:2824 [0] misc/ibvwrap.cu:280 NCCL WARN Call to ibv_create_qp failed\n"
+        "ta1-1:2712:2824 [0] NCCL INFO transport/net_ib.cu:371 -> 2\n"
+        "ta1-1:2712:2824 [0] NCCL INFO init.cu:593 -> 2\n"
+        "ta1-0:2668:2780 [0] NCCL INFO rank 0 nranks 2\n"
+        "ta1-1:2712:2824 [0] NCCL INFO rank 1 nranks 2\n"
+        "ta1-0:2668:2780 [0] NCCL INFO comm 0x7f0a8834b870 rank 0 nranks 2\n"
+        "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 1 nranks 2\n"
+    )
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] == 1 and top["initiator"]["rank_from"] == "prefix"
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # NVIDIA/nccl#914 (retcode 2, ncclSystemError: the proxy's own socket/IB call failed)
+    ("host:22337:22453 [6] proxy.cc:1097 NCCL WARN [Proxy Service 14] Failed to execute operation Connect from rank 14, "
+     "retcode 2", 14),
+    # an RCCL report (UCX net plugin, retcode 3): the owner is rank 1 of the job, on device [0]
+    ("node02:10366:10377 [0] /data/jenkins_workspace/workspace/rccl_release/build/hipify/src/proxy.cc:1524 NCCL WARN "
+     "[Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 3", 1),
+    # NVIDIA/nccl#795: retcode 6 is ncclRemoteError, the remote side went away: the owner is not the origin
+    ("a100-st-p4d24xlarge-22:183006:183220 [1] proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation "
+     "Connect from rank 9, retcode 6", None),
+])
+def test_the_proxy_service_number_is_its_owners_rank(line: str, rank: int | None) -> None:
+    top = report(line + "\n")["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] == rank
