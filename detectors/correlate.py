@@ -403,6 +403,42 @@ class _Correlator:
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]
 
+    def absent_from_sync(self, fatal: list[Finding]) -> list[Finding]:
+        """Ranks report reaching a sync point (a store barrier's waiters, Horovod's ready
+        ranks): the one rank of [0, world) absent from every report is the one they wait for.
+
+        The world is what the reports state, else the job's world size, else (inferred) the
+        smallest one the named ranks fit in. A wait still within its timeout is only an
+        ``info`` finding: healthy start-ups wait too. It is critical once it timed out (a
+        collective timeout in the logs), outlasted the timeout it states, or the speaker
+        itself called it a stall. A sync point passed (released, or training progress after
+        it) names no one.
+        """
+        points = [sp for sp in self.st.sync_points.values()
+                  if not any(rs.last_step_order > sp.last_order for rs in self.st.ranks.values())]
+        if not points:
+            return []
+        missing: set[frozenset[int]] = set()
+        guess = max(max(sp.ranks) for sp in points) + 1  # the smallest world every named rank fits in
+        inferred = False
+        for sp in points:
+            world = sp.world or self.world_size()
+            if world is None:
+                world, inferred = guess, True
+            if max(sp.ranks) >= world:
+                return []  # ranks of another group than the world stated: cannot tell
+            missing.add(frozenset(range(world)) - sp.ranks)
+        if len(missing) != 1 or len(absent := next(iter(missing))) != 1:
+            return []  # reports disagree, or several (or no) ranks are absent
+        rank = next(iter(absent))
+        head = min(points, key=lambda sp: sp.order)
+        outlasted = any(sp.timeout is not None and sp.first_time is not None and sp.last_time is not None
+                        and sp.last_time - sp.first_time >= sp.timeout for sp in points)
+        timed_out = any(f.failure == "collective_timeout" for f in fatal)
+        stalled = any(sp.stalled for sp in points) or outlasted or timed_out
+        return [self.finding("rank_hang", rank, None, head.first_time, [head.source], severity=None if stalled else "info",
+                             rank_from="absence", inferred=inferred, present=sorted(head.ranks)[:64], stalled=stalled)]
+
     # ----------------------------------------------------------------- assembly
     def run(self) -> list[Incident]:
         st = self.st
@@ -431,6 +467,8 @@ class _Correlator:
         fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and (
             self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
         fatal += exits
+        absent = self.absent_from_sync(fatal)
+        fatal += [f for f in absent if f.data["stalled"]]
         fatal += self.hang(fatal)
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
@@ -443,7 +481,8 @@ class _Correlator:
             numeric = []
         if fatal_inc:
             out.append(fatal_inc)
-        for group, kind in ((numeric, "numeric"), (scale, "scale"), (spikes, "spike")):
+        waiting = [f for f in absent if not f.data["stalled"]] if not fatal_inc else []
+        for group, kind in ((numeric, "numeric"), (scale, "scale"), (spikes, "spike"), (waiting, "wait")):
             inc = self.assemble(group, kind=kind)
             if inc:
                 out.append(inc)
@@ -522,7 +561,14 @@ class _Correlator:
         at = f" at step {head.step}" if head.step is not None else ""
         lines: list[str] = []
         text = head.evidence[0].text.strip() if head.evidence else ""
-        if failure == "rank_hang":
+        if failure == "rank_hang" and d.get("rank_from") == "absence":
+            lines.append(f"Ranks {_fmt_ranks(d.get('present', []))} reported reaching a sync point (barrier, collective) "
+                         f"that rank {rank} never reported reaching" + (" (the world size is inferred from the ranks named)."
+                                                                        if d.get("inferred") else "."))
+            if not d.get("stalled"):
+                lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
+                             "If it lasts past its timeout, py-spy rank " + str(rank) + ".")
+        elif failure == "rank_hang":
             lines.append(f"Rank {rank} stopped making progress after step {d.get('last_step')} and never reported a timeout, "
                          f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")
             claimed = [e for e in self.st.exits if e.data.get("root_cause")]

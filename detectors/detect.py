@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
-from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, key_of
+from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, Source, key_of
 from detectors.parsers.exceptions import BLOCK_LINES
 from detectors.tracks import SymptomTrack
 
@@ -65,6 +65,22 @@ class RankState:
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
 
 
+@dataclass(slots=True)
+class SyncPoint:
+    """Ranks reported present (waiting, ready) at one sync point: a store barrier key, a
+    Horovod tensor. The rank absent from every report is the one the others wait for."""
+
+    ranks: set[int]
+    source: Source  # the first report
+    order: int
+    last_order: int
+    world: int | None = None  # the world size the reports state
+    timeout: float | None = None  # seconds, as the reports state it
+    first_time: float | None = None
+    last_time: float | None = None
+    stalled: bool = False  # the speaker already judged the wait too long (a stall warning)
+
+
 class JobState:
     def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = MAX_RANKS) -> None:
         self.job = job
@@ -90,6 +106,7 @@ class JobState:
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
         self._proc_unranked: dict[str, list[Finding]] = {}
+        self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
         self.max_epoch = 0.0  # the highest epoch a metric line logged
@@ -106,6 +123,7 @@ class JobState:
         self.catalog = load_catalog()
         self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
         self.__dict__.setdefault("_proc_unranked", {})
+        self.__dict__.setdefault("sync_points", {})
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -195,7 +213,9 @@ class JobState:
             return
         if step is None:
             step = st.last_step if st.last_step is not None else ev.data.get("progress")
-        if ev.kind is EventKind.MATCH:
+        if ev.kind is EventKind.MATCH and ev.data.get("presence"):
+            self._presence(ev, order)  # who reached a sync point: not a failure of its own
+        elif ev.kind is EventKind.MATCH:
             mrank = int(ev.data["rank"]) if "rank" in ev.data else (key[1] if key and key[0] == "g" else None)
             self.match_counts[(mrank, ev.failure or "rank_exception")] += 1
             self._match(ev, order, step)
@@ -298,6 +318,39 @@ class JobState:
                 by_proc = self._proc_unranked.setdefault(proc, [])
                 by_proc.append(finding)
                 del by_proc[:-4]
+
+    def _presence(self, ev: Event, order: int) -> None:
+        """A line naming ranks that reached a sync point (catalog ``presence``)."""
+        d = ev.data
+        key = str(d.get("key", ""))
+        if d["presence"] == "released":
+            if key:
+                self.sync_points.pop(key, None)
+            else:
+                self.sync_points.clear()
+            return
+        ranks = {int(r) for r in str(d.get("ranks", "")).replace(",", " ").split() if r.isdigit() and len(r) < 7}
+        if not ranks:
+            return
+        sp = self.sync_points.get(key)
+        if sp is None:
+            if len(self.sync_points) >= MAX_PROCS:
+                self.dropped["sync_points"] += 1
+                return
+            sp = self.sync_points[key] = SyncPoint(set(), ev.source, order, order, first_time=ev.time)
+        if len(sp.ranks) < self.max_ranks:
+            sp.ranks |= ranks
+        sp.last_order = order
+        if ev.time is not None:
+            sp.first_time = ev.time if sp.first_time is None else min(sp.first_time, ev.time)
+            sp.last_time = ev.time if sp.last_time is None else max(sp.last_time, ev.time)
+        if d.get("world_size"):
+            sp.world = _int(d["world_size"])
+        if d.get("timeout"):
+            sp.timeout = _hms(str(d["timeout"]))
+        waited = _float(d.get("waited"))
+        sp.stalled = sp.stalled or d["presence"] == "stalled" or (
+            waited is not None and sp.timeout is not None and waited >= sp.timeout)
 
     def _sample(self, st: RankState, ev: Event, order: int) -> None:
         d = ev.data
@@ -446,3 +499,16 @@ def _int(v: Any) -> int | None:
         return int(v) if v is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def _hms(v: str) -> float | None:
+    """``0:30:00`` or ``1 day, 0:00:00`` (a timedelta as Python prints it) → seconds."""
+    days = 0
+    if "," in v:  # "1 day, 0:00:00"
+        head, v = v.split(",", 1)
+        days = int(head.split()[0]) if head.split() and head.split()[0].isdigit() else 0
+    parts = v.strip().split(":")
+    if len(parts) != 3 or not all(p.replace(".", "", 1).isdigit() for p in parts):
+        return None
+    h, m, sec = parts
+    return days * 86400 + int(h) * 3600 + int(m) * 60 + float(sec)

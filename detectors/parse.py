@@ -197,6 +197,8 @@ class LogParser:
                     data["role"] = fr.fp.role
                 if fr.fp.observed:
                     data["observed"] = True
+                if fr.fp.presence:
+                    data["presence"] = fr.fp.presence
                 if seg.pre.host is not None and seg.pre.pid is not None:
                     data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)

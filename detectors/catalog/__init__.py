@@ -62,6 +62,12 @@ class Fingerprint(_Strict):
     # overrides the entry's rank_scope for this pattern ("job": a configuration error of the
     # whole job, whichever rank printed it)
     rank_scope: Literal["rank", "job"] | None = None
+    # the line names ranks that reached a sync point (group ``ranks``; optional ``key``,
+    # ``world_size``, ``timeout`` as H:MM:SS): the culprit is the rank absent from every
+    # report. "waiting": still within its timeout (no alert until it times out or outlasts
+    # it); "stalled": the speaker already judged the wait too long; "released": the sync
+    # point was passed (its ``key``, or every open one)
+    presence: Literal["waiting", "stalled", "released"] | None = None
 
     @field_validator("pattern")
     @classmethod

@@ -1,0 +1,88 @@
+"""Ranks reported present at a sync point (catalog ``presence``): the rank absent from every
+report is the one the others wait for (``rank_from: absence``), alerting only once the wait
+is known to be a stall."""
+
+from __future__ import annotations
+
+from detectors.detect import JobState, _hms
+from detectors.diagnosis import build_report
+from detectors.parse import default_parser
+from detectors.parsers.base import FileState, JobParseState
+
+
+def report(text: str) -> dict:
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    for i, line in enumerate(text.splitlines(), 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    return build_report(st)
+
+
+def _waiting(rank: int, ws: int = 8, count: int = 7, timeout: str = "0:30:00") -> str:
+    return (f"INFO:root:Waiting in store based barrier to initialize process group for rank: {rank}, "
+            f"key: store_based_barrier_key:1 (world_size={ws}, worker_count={count}, timeout={timeout})")
+
+
+# Lightning-AI/pytorch-lightning#4420: 7 of 8 ranks wait in the store barrier (rank 0 twice)
+_LIGHTNING_7_OF_8 = "\n".join(_waiting(r) for r in (0, 6, 2, 1, 7, 3, 5, 0)) + "\n"
+
+
+def test_the_rank_absent_from_the_barrier_waiters_is_named_without_an_alert() -> None:
+    incs = report(_LIGHTNING_7_OF_8)["incidents"]
+    assert [(i["failure"], i["severity"]) for i in incs] == [("rank_hang", "info")]
+    assert incs[0]["initiator"]["rank"] == 4
+    assert incs[0]["initiator"]["rank_from"] == "absence" and incs[0]["initiator"]["inferred"] is False
+
+
+def test_a_collective_timeout_makes_the_absent_waiter_critical() -> None:
+    # the barrier's own timeout error (its wording from facebookresearch/metaseq#52), raised by a waiter
+    text = _LIGHTNING_7_OF_8 + (
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+        "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["severity"], top["initiator"]["rank"]) == ("rank_hang", "critical", 4)
+
+
+def test_a_passed_barrier_names_no_one() -> None:
+    # a Lightning start-up (2 ranks) that passed the barrier
+    text = (
+        "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+        "Added key: store_based_barrier_key:1 to store for rank: 1\n"
+        "Added key: store_based_barrier_key:1 to store for rank: 0\n"
+        "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 2 nodes.\n"
+    )
+    assert report(text)["incidents"] == []
+    # ... and while rank 0 alone has arrived, nobody is absent from a 1-rank view either way
+    cut = "\n".join(text.splitlines()[:2]) + "\n"
+    assert all(i["severity"] == "info" for i in report(cut)["incidents"])
+
+
+def test_several_absent_ranks_name_no_one() -> None:
+    # ultralytics/yolov5#4574: world_size=4 but worker_count=8 (two jobs on one store); only rank 0 speaks
+    text = "\n".join(_waiting(0, ws=4, count=8).removeprefix("INFO:root:") for _ in range(3)) + "\n"
+    assert report(text)["incidents"] == []
+
+
+def test_horovods_ready_ranks_stall_names_the_missing_rank_inferred() -> None:
+    # horovod/horovod#100 (mpirun -np 2, not in the log): every stalled op is ready on rank 1 only
+    text = (
+        "Stalled ops: \n"
+        "model/model/DistributedAdamOptimizer_Allreduce/HorovodAllgather_model_model_gradients_concat_0 [ready ranks: 1], \n"
+        "model/model/DistributedAdamOptimizer_Allreduce/HorovodAllreduce_model_model_gradients_AddN_58_0 [ready ranks: 1], \n"
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["severity"], top["initiator"]["rank"]) == ("rank_hang", "critical", 0)
+    assert top["initiator"]["rank_from"] == "absence" and top["initiator"]["inferred"] is True
+
+
+def test_ready_lists_that_disagree_name_no_one() -> None:
+    text = ("HorovodAllreduce_a_0 [ready ranks: 0, 1]\n"
+            "HorovodAllreduce_b_0 [ready ranks: 1, 2]\n")
+    assert report(text)["incidents"] == []
+
+
+def test_timeouts_as_python_prints_them() -> None:
+    assert _hms("0:30:00") == 1800
+    assert _hms("1 day, 0:00:00") == 86400  # AlibabaResearch/efficientteacher#85
+    assert _hms("soon") is None
