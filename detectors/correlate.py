@@ -451,6 +451,8 @@ class _Correlator:
                 # read before that rank's step lines (another file): it happened after its last step
                 f.step = self.last_step(f.rank, f.data.get("local_rank"))
             own.setdefault(f.rank, []).append(f)
+            if f.data.get("speaker") is not None and f.role is Role.CAUSE:
+                own.setdefault(f.data["speaker"], []).append(f)  # the line explains its speaker's exit too
         self.infer_from_gpu_index(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()

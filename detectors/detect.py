@@ -280,6 +280,7 @@ class JobState:
             return
         entry = self.catalog[failure]
         rank = ev.rank
+        speaker = ev.rank
         if "rank" in ev.data:
             rank = int(ev.data["rank"])  # the message names the global rank itself
             self.seen_global.add(rank)
@@ -296,6 +297,8 @@ class JobState:
             data["local_rank"] = ev.local_rank
         if rank is not None:
             data["rank_from"] = "message" if "rank" in ev.data else ev.rank_from
+        if speaker is not None and speaker != rank:
+            data["speaker"] = speaker  # it names another rank (the one behind): the speaker's exit is explained too
         finding = Finding(
             failure=failure,
             role=role,

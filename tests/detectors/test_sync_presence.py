@@ -86,3 +86,26 @@ def test_timeouts_as_python_prints_them() -> None:
     assert _hms("0:30:00") == 1800
     assert _hms("1 day, 0:00:00") == 86400  # AlibabaResearch/efficientteacher#85
     assert _hms("soon") is None
+
+
+def test_a_desync_report_in_the_launchers_summary_names_the_rank_behind() -> None:
+    """pytorch/pytorch#148976: rank 1's barrier fails the desync check inside torchrun's failure
+    summary; rank 2 (SequenceNumber 0 vs 1) is behind. Rank 1's exit 1 is explained by the
+    report it printed, so it must not outrank the hang as a bare 'exit 1' exception."""
+    text = (
+        "Failures:\n"
+        "[1]:\n"
+        "  time      : 2025-03-11_18:33:20\n"
+        "  host      : lenovo\n"
+        "  rank      : 1 (local_rank: 1)\n"
+        "  exitcode  : 1 (pid: 340055)\n"
+        "  traceback : Traceback (most recent call last):\n"
+        '    File "/home/lisergey/deepseek/bug.py", line 16, in main\n'
+        "      dist.barrier()\n"
+        "  RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).Collectives differ in the following aspects: \t Sequence number: 1vs 0\n"
+    )
+    incs = report(text)["incidents"]
+    assert (incs[0]["failure"], incs[0]["initiator"]["rank"]) == ("rank_hang", 2)
+    assert [i for i in incs if i["severity"] != "info" and i["initiator"]["rank"] == 1] == []
