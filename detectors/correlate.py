@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import itertools
 import math
+import re
 from typing import Any
 
 from detectors.detect import JobState
@@ -38,6 +39,8 @@ LATE_STEP = 1000  # overflows past this step (or from LATE_EPOCH on) are not the
 LATE_EPOCH = 2
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
+_MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
+_PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
 
 def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:
@@ -375,6 +378,9 @@ class _Correlator:
             candidates = sorted(set(range(ws)) - reporters)
             inferred = True
         if not candidates:
+            behind = _behind_in_sequence(fatal, reporters)
+            candidates = [behind] if behind is not None else []
+        if not candidates:
             return []
         # prefer ranks whose own last step is behind the reporters' steps
         def last_step(r: int) -> float:
@@ -609,6 +615,30 @@ class _Correlator:
             lines.append("Every report in these logs is a consequence (timeouts, lost peers, teardown); the rank that started it "
                          "is not visible here. Check the other nodes' logs and `dmesg`, or py-spy the stuck ranks.")
         return lines
+
+
+def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None:
+    """Every rank timed out: the one whose collective sequence is lowest, when exactly one
+    is, fell behind the others. Like is compared with like (every rank's last enqueued work,
+    else every rank's timed-out SeqNum), and only a few collectives apart: sequence numbers
+    thousands apart belong to different process groups."""
+    timeouts = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters]
+    if len({m.group(1) for f in timeouts if (m := _PG.search(f.evidence[0].text))}) > 1:
+        return None  # several process groups: their sequences do not compare
+    for key in ("last_enqueued", "seq"):
+        progress: dict[int, int] = {}
+        for f in timeouts:
+            v = f.data.get(key)
+            if f.rank is not None and v is not None and str(v).isdigit():
+                progress[f.rank] = max(progress.get(f.rank, 0), int(v))
+        if len(progress) < 2 or set(progress) != reporters:
+            continue
+        low, high = min(progress.values()), max(progress.values())
+        lows = [r for r, v in progress.items() if v == low]
+        if len(lows) == 1 and 0 < high - low <= _MAX_SEQ_BEHIND:
+            return lows[0]
+        return None
+    return None
 
 
 def _value_text(rec: SampleRec, metric: str) -> str:

@@ -4,6 +4,8 @@ is known to be a stall."""
 
 from __future__ import annotations
 
+import pytest
+
 from detectors.detect import JobState, _hms
 from detectors.diagnosis import build_report
 from detectors.parse import default_parser
@@ -109,3 +111,27 @@ def test_a_desync_report_in_the_launchers_summary_names_the_rank_behind() -> Non
     incs = report(text)["incidents"]
     assert (incs[0]["failure"], incs[0]["initiator"]["rank"]) == ("rank_hang", 2)
     assert [i for i in incs if i["severity"] != "info" and i["initiator"]["rank"] == 1] == []
+
+
+def _timeout(rank: int, work: int, enqueued: int, pg: str = "PG 1") -> str:
+    # the watchdog summary as torch 2.5 prints it (hiyouga/LlamaFactory#6269), numbers varied per case
+    return (f"[rank{rank}]:[E1206 18:44:16.994932383 ProcessGroupNCCL.cpp:1709] [{pg} Rank {rank}] Timeout at NCCL work: "
+            f"{work}, last enqueued NCCL work: {enqueued}, last completed NCCL work: {work - 1}.")
+
+
+def test_the_rank_behind_in_last_enqueued_work_is_the_culprit() -> None:
+    text = "\n".join(_timeout(r, 7753, 7752 if r == 2 else 7755) for r in (0, 1, 2, 3)) + "\n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"], top["initiator"]["rank_from"]) == ("rank_hang", 2, "progress")
+
+
+@pytest.mark.parametrize("text", [
+    # every rank level (LlamaFactory#6269 as printed): no one is behind
+    "\n".join(_timeout(r, 7753, 7755) for r in (0, 2, 6)) + "\n",
+    # thousands apart: different process groups (NeMo), not a rank behind
+    _timeout(0, 96125, 96125) + "\n" + _timeout(7, 64088, 64088) + "\n",
+    # the same numbers in two named process groups (NVIDIA/nccl#1610's 'PG ID 13') do not compare
+    _timeout(0, 87, 87, "PG ID 13 PG GUID 143") + "\n" + _timeout(1, 90, 90, "PG ID 0 PG GUID 0(default_pg)") + "\n",
+])
+def test_sequences_that_do_not_show_a_rank_behind_name_no_one(text: str) -> None:
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
