@@ -167,7 +167,9 @@ class _Correlator:
         ws = self.world_size()
         ranks_seen = len(self.st.seen_global | self.st.seen_local)
         gpus = {f.data["gpu"] for f in base if f.rank is None and f.role is Role.CAUSE and f.data.get("gpu") is not None}
-        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1):
+        # an NCCL process on a device other than 0 sees several GPUs: a multi-GPU job
+        nccl_multi = any(f.data.get("nccl_proc") and str(f.data.get("gpu")) not in ("0", "None") for f in base)
+        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or nccl_multi):
             return  # several GPUs failed (no one initiator), or nothing shows a multi-GPU job
         for f in base:
             gpu = f.data.get("gpu")

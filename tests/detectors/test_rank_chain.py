@@ -161,7 +161,9 @@ def test_another_processes_chain_does_not_claim_the_warn() -> None:
     lines = _NVLS_RANK1.splitlines()
     text = "\n".join(lines[:-2]) + "\n" + "node155:3054645:3054645 [0] NCCL INFO group.cc:95 -> 1\n" + \
         "[rank0]: Traceback (most recent call last):\n"
-    assert report(text)["incidents"][0]["initiator"]["rank"] is None
+    init = report(text)["incidents"][0]["initiator"]
+    # not rank 0's (block); only GPU 1's device index remains, the weakest link
+    assert (init["rank"], init["rank_from"], init["inferred"]) == (1, "gpu_index", True)
 
 
 def test_a_later_nccl_rank_map_names_the_process_of_an_earlier_warn() -> None:
@@ -196,3 +198,27 @@ def test_the_proxy_service_number_is_its_owners_rank(line: str, rank: int | None
     top = report(line + "\n")["incidents"][0]
     assert top["failure"] == "nccl_error"
     assert top["initiator"]["rank"] == rank
+
+
+def test_an_nccl_cuda_failure_on_a_device_other_than_0_names_that_rank_inferred() -> None:
+    """vllm-project/vllm#9369 (TP=4 on one node, no traceback in the excerpt): the process on
+    CUDA device 2 fails; a device index is the weakest link of the chain (inferred)."""
+    text = (
+        "kmaker-54-033138205093:44712:44746 [2] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'\n"
+        "kmaker-54-033138205093:44712:44746 [2] NCCL INFO init.cc:1010 -> 1\n"
+        "kmaker-54-033138205093:44713:44745 [3] NCCL INFO Setting affinity for GPU 3 to ffffffff,00000000,ffffffff,00000000\n"
+    )
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert (top["initiator"]["rank"], top["initiator"]["rank_from"], top["initiator"]["inferred"]) == (2, "gpu_index", True)
+
+
+@pytest.mark.parametrize("line", [
+    # device 0 alone: a single-GPU process looks the same (NVIDIA/TensorRT-LLM#1670's wording)
+    "VM-0-16-ubuntu:392:494 [0] enqueue.cc:54 NCCL WARN Cuda failure 'invalid resource handle'",
+    # a network failure says nothing about the device (NVIDIA/nccl#795)
+    "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> "
+    "failed : Broken pipe",
+])
+def test_an_nccl_device_index_names_no_rank_otherwise(line: str) -> None:
+    assert report(line + "\n")["incidents"][0]["initiator"]["rank"] is None
