@@ -424,6 +424,8 @@ class _Correlator:
         """
         points = [sp for sp in self.st.sync_points.values()
                   if not any(rs.last_step_order > sp.last_order for rs in self.st.ranks.values())]
+        if any(sp.foreign for sp in points):
+            return []
         if not points:
             return []
         missing: set[frozenset[int]] = set()
@@ -436,16 +438,20 @@ class _Correlator:
             if max(sp.ranks) >= world:
                 return []  # ranks of another group than the world stated: cannot tell
             missing.add(frozenset(range(world)) - sp.ranks)
-        if len(missing) != 1 or len(absent := next(iter(missing))) != 1:
-            return []  # reports disagree, or several (or no) ranks are absent
-        rank = next(iter(absent))
+        if len(missing) != 1 or not (absent := next(iter(missing))):
+            return []  # the reports disagree, or no rank is absent
+        rank = next(iter(absent)) if len(absent) == 1 else None  # several absent: none of them is named
         head = min(points, key=lambda sp: sp.order)
         outlasted = any(sp.timeout is not None and sp.first_time is not None and sp.last_time is not None
                         and sp.last_time - sp.first_time >= sp.timeout for sp in points)
         timed_out = any(f.failure == "collective_timeout" for f in fatal)
-        stalled = any(sp.stalled for sp in points) or outlasted or timed_out
+        # the wait ended in an error: a traceback, a failure or a launcher exit after the last report
+        last = max(sp.last_order for sp in points)
+        ended = self.st.last_traceback_order > last or any(f.order > last and f.role is Role.CAUSE for f in fatal)
+        stalled = any(sp.stalled for sp in points) or outlasted or timed_out or ended
         return [self.finding("rank_hang", rank, None, head.first_time, [head.source], severity=None if stalled else "info",
-                             rank_from="absence", inferred=inferred, present=sorted(head.ranks)[:64], stalled=stalled)]
+                             rank_from="absence", inferred=inferred, present=sorted(head.ranks)[:64],
+                             absent=sorted(absent)[:64], stalled=stalled)]
 
     # ----------------------------------------------------------------- assembly
     def run(self) -> list[Incident]:
@@ -572,12 +578,16 @@ class _Correlator:
         lines: list[str] = []
         text = head.evidence[0].text.strip() if head.evidence else ""
         if failure == "rank_hang" and d.get("rank_from") == "absence":
+            absent = d.get("absent", [])
             lines.append(f"Ranks {_fmt_ranks(d.get('present', []))} reported reaching a sync point (barrier, collective) "
-                         f"that rank {rank} never reported reaching" + (" (the world size is inferred from the ranks named)."
-                                                                        if d.get("inferred") else "."))
+                         f"that rank{'s' if len(absent) > 1 else ''} {_fmt_ranks(absent)} never reported reaching"
+                         + (" (the world size is inferred from the ranks named)." if d.get("inferred") else "."))
+            if len(absent) > 1:
+                lines.append("Several ranks are missing, so no single one is named: check that they started at all "
+                             "(their node, their launcher) before suspecting a hang.")
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
-                             "If it lasts past its timeout, py-spy rank " + str(rank) + ".")
+                             "If it lasts past its timeout, py-spy the missing rank(s).")
         elif failure == "rank_hang":
             lines.append(f"Rank {rank} stopped making progress after step {d.get('last_step')} and never reported a timeout, "
                          f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")

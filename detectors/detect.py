@@ -79,6 +79,7 @@ class SyncPoint:
     first_time: float | None = None
     last_time: float | None = None
     stalled: bool = False  # the speaker already judged the wait too long (a stall warning)
+    foreign: bool = False  # more workers joined than the world size: two jobs on one store
 
 
 class JobState:
@@ -102,6 +103,7 @@ class JobState:
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
         self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
+        self.last_traceback_order = 0  # arrival order of the last traceback (any rank, or none named)
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
@@ -124,6 +126,7 @@ class JobState:
         self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
         self.__dict__.setdefault("_proc_unranked", {})
         self.__dict__.setdefault("sync_points", {})
+        self.__dict__.setdefault("last_traceback_order", 0)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -230,7 +233,10 @@ class JobState:
             self.teardowns.append(ev)
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
+        elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):
+            self.last_traceback_order = order
         elif ev.kind is EventKind.BLOCK:
+            self.last_traceback_order = order
             self._claim_block(ev)
             if ev.rank is not None:
                 self.traceback_ranks.add(ev.rank)
@@ -349,6 +355,9 @@ class JobState:
             sp.last_time = ev.time if sp.last_time is None else max(sp.last_time, ev.time)
         if d.get("world_size"):
             sp.world = _int(d["world_size"])
+            joined = _int(d.get("joined"))
+            # more workers joined than the world has: another job shares the store, not a hang
+            sp.foreign = sp.foreign or (joined is not None and sp.world is not None and joined > sp.world)
         if d.get("timeout"):
             sp.timeout = _hms(str(d["timeout"]))
         waited = _float(d.get("waited"))

@@ -92,6 +92,7 @@ BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceba
 
 def _block(m: re.Match[str], seg: Segment) -> bool:
     if seg.rank is None or seg.rank_from != "prefix":
+        seg.emit(EventKind.BLOCK, data={"untagged": True})  # a traceback all the same: something failed here
         return False
     last = getattr(seg.file, "nccl_last", None)  # a FileState pickled by an older version lacks it
     if last is not None and 0 < seg.source.line - last[0] <= BLOCK_LINES:

@@ -77,8 +77,11 @@ def test_provenance_of_path_and_prefix() -> None:
 
 def test_block_events_only_from_tagged_tracebacks() -> None:
     fs = FileState("c.log", year=2026)
-    assert [e.kind for e in default_parser().parse_line("[rank2]: Traceback (most recent call last):", 1, fs)] == [EventKind.BLOCK]
-    assert default_parser().parse_line("Traceback (most recent call last):", 2, fs) == []
+    tagged = default_parser().parse_line("[rank2]: Traceback (most recent call last):", 1, fs)
+    assert [(e.kind, e.data.get("untagged")) for e in tagged] == [(EventKind.BLOCK, None)]
+    # an untagged traceback only marks that something failed there (a wait that ended in an error): it claims nothing
+    untagged = default_parser().parse_line("Traceback (most recent call last):", 2, fs)
+    assert [(e.kind, e.data.get("untagged")) for e in untagged] == [(EventKind.BLOCK, True)]
 
 
 def test_made_up_rank_prefixes_do_not_create_ranks_or_move_the_verdict() -> None:

@@ -135,3 +135,20 @@ def test_the_rank_behind_in_last_enqueued_work_is_the_culprit() -> None:
 ])
 def test_sequences_that_do_not_show_a_rank_behind_name_no_one(text: str) -> None:
     assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_several_ranks_absent_when_the_wait_ends_in_a_traceback_is_a_hang_naming_no_one() -> None:
+    # intel/ipex-llm#9288: ranks 0 and 1 of 8 wait (worker_count=2), then rank 0's traceback
+    text = (
+        "2023-10-26 14:48:55,606 - INFO - Waiting in store based barrier to initialize process group for rank: 1, key: "
+        "store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)\n"
+        "2023-10-26 14:49:05,483 - INFO - Waiting in store based barrier to initialize process group for rank: 0, key: "
+        "store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/ywang30/workspace_bigdl_QloRA/bigdl-qlora-alpaca/finetune.py", line 310, in <module>\n'
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["severity"], top["initiator"]["rank"]) == ("rank_hang", "critical", None)
+    # ... while the same wait with nothing after it is only noted
+    waits = "\n".join(text.splitlines()[:2]) + "\n"
+    assert [(i["failure"], i["severity"]) for i in report(waits)["incidents"]] == [("rank_hang", "info")]
