@@ -152,3 +152,12 @@ def test_several_ranks_absent_when_the_wait_ends_in_a_traceback_is_a_hang_naming
     # ... while the same wait with nothing after it is only noted
     waits = "\n".join(text.splitlines()[:2]) + "\n"
     assert [(i["failure"], i["severity"]) for i in report(waits)["incidents"]] == [("rank_hang", "info")]
+
+
+def test_a_desync_report_without_two_sequence_numbers_does_not_blame_its_reporter() -> None:
+    # pytorch/pytorch#78022 (older torch: one rank's 'inconsistent collective'), raised on rank 0
+    text = ("[rank0]: Traceback (most recent call last):\n"
+            "[rank0]: RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent "
+            "collective: CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], TensorDtypes=Float)\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", None)
