@@ -108,6 +108,7 @@ class JobState:
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
         self._proc_unranked: dict[str, list[Finding]] = {}
+        self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
         self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
@@ -127,6 +128,7 @@ class JobState:
         self.__dict__.setdefault("_proc_unranked", {})
         self.__dict__.setdefault("sync_points", {})
         self.__dict__.setdefault("last_traceback_order", 0)
+        self.__dict__.setdefault("max_nranks", 0)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -245,7 +247,10 @@ class JobState:
             lr = ev.data.get("local_rank")
             if lr is not None:
                 self.learn(lr, ev.data["rank"])
-            if ev.data.get("nccl_proc") is not None:
+            nranks = int(ev.data["world_size"])
+            self.max_nranks = max(self.max_nranks, nranks)
+            if ev.data.get("nccl_proc") is not None and nranks >= self.max_nranks:
+                # the largest communicator seen is the world's: a sub-group's rank is not the global one
                 self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")
 
     def _claim_block(self, ev: Event) -> None:

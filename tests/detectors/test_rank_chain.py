@@ -225,3 +225,13 @@ def test_an_nccl_cuda_failure_on_a_device_other_than_0_names_that_rank_inferred(
 ])
 def test_an_nccl_device_index_names_no_rank_otherwise(line: str) -> None:
     assert report(line + "\n")["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_a_sub_communicators_rank_does_not_name_the_process() -> None:
+    # the lines of horovod/horovod#1651, with the failing process's rank map in a 2-rank sub-group of 4 ranks
+    text = (
+        "ta1-1:2712:2824 [0] misc/ibvwrap.cu:280 NCCL WARN Call to ibv_create_qp failed\n"
+        "ta1-0:2668:2780 [0] NCCL INFO comm 0x7f0a8834b870 rank 0 nranks 4\n"
+        "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 0 nranks 2\n"
+    )
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
