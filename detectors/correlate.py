@@ -299,6 +299,8 @@ class _Correlator:
     def exits(self, own: dict[int | None, list[Finding]]) -> list[Finding]:
         out: list[Finding] = []
         ds_kills = sum(1 for t in self.st.teardowns if t.data.get("reporter") == "deepspeed")
+        agents = bool(self.st.seen_local or self.st.local_to_global) or any(
+            str(e.data.get("reporter", "")).startswith(("torchrun", "deepspeed")) for e in [*self.st.exits, *self.st.teardowns])
         positive = [e for e in self.st.exits if e.data["exitcode"] > 0]
         for ev in self.st.exits:
             d = ev.data
@@ -309,6 +311,8 @@ class _Correlator:
                 step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step (state is not touched)
             if not d.get("trusted") and ds_kills != 1:
                 rank = None  # DeepSpeed names the last-started command, not the failed rank
+            if d.get("reporter") == "srun" and agents:
+                rank = None  # srun started one launcher per node: its task number is the node's, not a rank
             sig = d.get("signal")
             kw = dict(exitcode=code, signal=sig, reporter=d.get("reporter"), local_rank=d.get("local_rank"),
                       root_cause_claimed=bool(d.get("root_cause")))

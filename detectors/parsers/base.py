@@ -46,6 +46,7 @@ class FileState:
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)
     nccl_last: tuple[int, str, int] | None = None
+    srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
 
 
 @dataclass(slots=True)

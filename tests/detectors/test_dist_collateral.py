@@ -55,3 +55,40 @@ def test_after_a_native_abort_the_peers_reports_are_collateral() -> None:
     assert (incs[0]["failure"], incs[0]["initiator"]["rank"]) == ("native_abort", 1)
     assert {c["rank"]: c["failure"] for c in incs[0]["collateral"]} == {0: "peer_connection_lost", 2: "peer_connection_lost"}
     assert [i for i in incs if i["initiator"]["rank"] in (0, 2) and i["severity"] != "info"] == []
+
+
+# Slurm's srun epilogue (public job logs quoted in GitHub repositories; the task is SLURM_PROCID)
+_SRUN_STEP = (
+    "AssertionError: Expected throughput to be at least 560000.0, instead found 289619.6825559826\n"
+    "srun: error: sn30-r1-h1: task 0: Exited with exit code 1\n"
+    "srun: Terminating job step 30399.0\n"
+    "slurmstepd: error: *** STEP 30399.0 ON sn30-r1-h1 CANCELLED AT 2024-04-03T09:40:00 ***\n"
+    "srun: error: sn30-r1-h1: tasks 1,3-5: Terminated\n"
+    "srun: error: sn30-r1-h1: tasks 2,6-7: Killed\n"
+    "srun: Force Terminated job step 30399.0\n"
+)
+
+
+def test_srun_names_the_task_that_failed_first_and_the_rest_is_teardown() -> None:
+    incs = report(_SRUN_STEP)["incidents"]
+    assert (incs[0]["failure"], incs[0]["initiator"]["rank"], incs[0]["initiator"]["rank_from"]) == ("rank_exception", 0, "launcher")
+    # the tasks srun killed while terminating the step are not killed ranks of their own
+    assert [i for i in incs if i["failure"] == "rank_killed"] == []
+
+
+def test_srun_killing_several_tasks_names_none_of_them() -> None:
+    # several ranks killed at once (the node's OOM killer): rank_killed, no single rank
+    text = "srun: error: scyllacpu20: tasks 62,78: Killed\nsrun: error: scyllacpu21: tasks 130,149,154: Killed\n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", None)
+
+
+def test_srun_tasks_are_nodes_when_srun_started_torchrun() -> None:
+    # one torchrun per node under srun: task 1 is the second node's agent, not rank 1
+    text = ("[default3]:[rank11]: step 10 loss 2.1\n"
+            "srun: error: gpu-node-2: task 1: Killed\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", None)
+    # ... while without an agent the same line names rank 1
+    top = report("srun: error: gpu-node-2: task 1: Killed\n")["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", 1)
