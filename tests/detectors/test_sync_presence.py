@@ -161,3 +161,20 @@ def test_a_desync_report_without_two_sequence_numbers_does_not_blame_its_reporte
             "collective: CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], TensorDtypes=Float)\n")
     top = report(text)["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", None)
+
+
+@pytest.mark.parametrize(("launch", "rank"), [
+    ("mpirun -np 2 -H localhost:2 -bind-to none -map-by slot python train.py", 0),  # Horovod's docs
+    ("horovodrun -np 4 -H localhost:4 python train.py", None),  # ranks 0, 2 and 3 missing: no single one
+])
+def test_the_launch_command_gives_the_world_the_absent_rank_is_counted_in(launch: str, rank: int | None) -> None:
+    text = launch + "\n" + "HorovodAllreduce_model_model_gradients_AddN_58_0 [ready ranks: 1], \n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", rank)
+    assert top["initiator"]["inferred"] is False
+
+
+def test_megatrons_world_size_line_is_read() -> None:
+    line = ("using world size: 8, data-parallel size: 8, context-parallel size: 1, tensor-model-parallel size: 1, "
+            "pipeline-model-parallel size: 1")
+    assert report(line + "\n")["context"]["world_size"] == 8
