@@ -107,7 +107,7 @@ class JobState:
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
-        self._proc_unranked: dict[str, list[Finding]] = {}
+        self._proc_unranked: dict[str, list[int]] = {}  # indices into findings
         self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
         self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
@@ -268,7 +268,8 @@ class JobState:
         """An NCCL process (``host:pid``) turned out to be ``rank`` (a ``comm ... rank N`` line,
         its traceback right below its error chain): its rank-less cause findings are that rank's,
         even those read before it said so."""
-        for f in self._proc_unranked.pop(proc, []):
+        for i in self._proc_unranked.pop(proc, []):
+            f = self.findings[i]
             if f.rank is None:
                 f.rank = rank
                 f.data["rank_from"] = how
@@ -330,7 +331,7 @@ class JobState:
             proc = data.get("nccl_proc")
             if proc is not None and (proc in self._proc_unranked or len(self._proc_unranked) < MAX_PROCS):
                 by_proc = self._proc_unranked.setdefault(proc, [])
-                by_proc.append(finding)
+                by_proc.append(len(self.findings) - 1)  # an index: a checkpoint keeps no shared objects
                 del by_proc[:-4]
 
     def _presence(self, ev: Event, order: int) -> None:

@@ -235,3 +235,18 @@ def test_a_sub_communicators_rank_does_not_name_the_process() -> None:
         "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 0 nranks 2\n"
     )
     assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_a_process_waiting_for_its_rank_survives_a_checkpoint() -> None:
+    from monitor import snapshot
+
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    lines = ["ta1-1:2712:2824 [0] misc/ibvwrap.cu:280 NCCL WARN Call to ibv_create_qp failed",
+             "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 1 nranks 2"]
+    for ev in default_parser().parse_line(lines[0], 1, fs):
+        st.add(ev)
+    st = snapshot.load(snapshot.dump(st))  # the daemon restarts between the two lines
+    for ev in default_parser().parse_line(lines[1], 2, fs):
+        st.add(ev)
+    assert build_report(st)["incidents"][0]["initiator"]["rank"] == 1

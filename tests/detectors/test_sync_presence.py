@@ -178,3 +178,15 @@ def test_megatrons_world_size_line_is_read() -> None:
     line = ("using world size: 8, data-parallel size: 8, context-parallel size: 1, tensor-model-parallel size: 1, "
             "pipeline-model-parallel size: 1")
     assert report(line + "\n")["context"]["world_size"] == 8
+
+
+def test_sync_points_survive_a_checkpoint() -> None:
+    from monitor import snapshot
+
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    for i, line in enumerate(_LIGHTNING_7_OF_8.splitlines(), 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    st = snapshot.load(snapshot.dump(st))
+    assert build_report(st)["incidents"][0]["initiator"]["rank"] == 4
