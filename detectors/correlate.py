@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import itertools
 import math
+import re
 from typing import Any
 
 from detectors.detect import JobState, RankState
@@ -38,6 +39,8 @@ LATE_STEP = 1000  # overflows past this step (or from LATE_EPOCH on) are not the
 LATE_EPOCH = 2
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
+_MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
+_PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
 
 def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:
@@ -165,7 +168,9 @@ class _Correlator:
         ranks_seen = len(self.st.seen_global | self.st.seen_local)
         gpus = {f.data["gpu"] for f in base if f.rank is None and f.role is Role.CAUSE and f.data.get("gpu") is not None}
         spawned = self.ctx.get("launcher") == "mp.spawn"  # torch.multiprocessing.spawn: a process per GPU
-        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned):
+        # an NCCL process on a device other than 0 sees several GPUs: a multi-GPU job
+        nccl_multi = any(f.data.get("nccl_proc") and str(f.data.get("gpu")) not in ("0", "None") for f in base)
+        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned or nccl_multi):
             return  # several GPUs failed (no one initiator), or nothing shows a multi-GPU job
         for f in base:
             gpu = f.data.get("gpu")
@@ -318,6 +323,8 @@ class _Correlator:
     def exits(self, own: dict[int | None, list[Finding]]) -> list[Finding]:
         out: list[Finding] = []
         ds_kills = sum(1 for t in self.st.teardowns if t.data.get("reporter") == "deepspeed")
+        agents = bool(self.st.seen_local or self.st.local_to_global) or any(
+            str(e.data.get("reporter", "")).startswith(("torchrun", "deepspeed")) for e in [*self.st.exits, *self.st.teardowns])
         positive = [e for e in self.st.exits if e.data["exitcode"] > 0]
         for ev in self.st.exits:
             d = ev.data
@@ -328,6 +335,8 @@ class _Correlator:
                 step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step (state is not touched)
             if not d.get("trusted") and ds_kills != 1:
                 rank = None  # DeepSpeed names the last-started command, not the failed rank
+            if d.get("reporter") == "srun" and agents:
+                rank = None  # srun started one launcher per node: its task number is the node's, not a rank
             sig = d.get("signal")
             kw = dict(exitcode=code, signal=sig, reporter=d.get("reporter"), local_rank=d.get("local_rank"),
                       root_cause_claimed=bool(d.get("root_cause")))
@@ -403,6 +412,9 @@ class _Correlator:
             candidates = sorted(set(range(ws)) - reporters)
             inferred = True
         if not candidates:
+            behind = _behind_in_sequence(fatal, reporters)
+            candidates = [behind] if behind is not None else []
+        if not candidates:
             return []
         # prefer ranks whose own last step is behind the reporters' steps
         def last_step(r: int) -> float:
@@ -431,6 +443,48 @@ class _Correlator:
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]
 
+    def absent_from_sync(self, fatal: list[Finding]) -> list[Finding]:
+        """Ranks report reaching a sync point (a store barrier's waiters, Horovod's ready
+        ranks): the one rank of [0, world) absent from every report is the one they wait for.
+
+        The world is what the reports state, else the job's world size, else (inferred) the
+        smallest one the named ranks fit in. A wait still within its timeout is only an
+        ``info`` finding: healthy start-ups wait too. It is critical once it timed out (a
+        collective timeout in the logs), outlasted the timeout it states, or the speaker
+        itself called it a stall. A sync point passed (released, or training progress after
+        it) names no one.
+        """
+        points = [sp for sp in self.st.sync_points.values()
+                  if not any(rs.last_step_order > sp.last_order for rs in self.st.ranks.values())]
+        if any(sp.foreign for sp in points):
+            return []
+        if not points:
+            return []
+        missing: set[frozenset[int]] = set()
+        guess = max(max(sp.ranks) for sp in points) + 1  # the smallest world every named rank fits in
+        inferred = False
+        for sp in points:
+            world = sp.world or self.world_size()
+            if world is None:
+                world, inferred = guess, True
+            if max(sp.ranks) >= world:
+                return []  # ranks of another group than the world stated: cannot tell
+            missing.add(frozenset(range(world)) - sp.ranks)
+        if len(missing) != 1 or not (absent := next(iter(missing))):
+            return []  # the reports disagree, or no rank is absent
+        rank = next(iter(absent)) if len(absent) == 1 else None  # several absent: none of them is named
+        head = min(points, key=lambda sp: sp.order)
+        outlasted = any(sp.timeout is not None and sp.first_time is not None and sp.last_time is not None
+                        and sp.last_time - sp.first_time >= sp.timeout for sp in points)
+        timed_out = any(f.failure == "collective_timeout" for f in fatal)
+        # the wait ended in an error: a traceback, a failure or a launcher exit after the last report
+        last = max(sp.last_order for sp in points)
+        ended = self.st.last_traceback_order > last or any(f.order > last and f.role is Role.CAUSE for f in fatal)
+        stalled = any(sp.stalled for sp in points) or outlasted or timed_out or ended
+        return [self.finding("rank_hang", rank, None, head.first_time, [head.source], severity=None if stalled else "info",
+                             rank_from="absence", inferred=inferred, present=sorted(head.ranks)[:64],
+                             absent=sorted(absent)[:64], stalled=stalled)]
+
     # ----------------------------------------------------------------- assembly
     def run(self) -> list[Incident]:
         st = self.st
@@ -443,6 +497,8 @@ class _Correlator:
                 # read before that rank's step lines (another file): it happened after its last step
                 f.step = self.last_step(f.rank, f.data.get("local_rank"))
             own.setdefault(f.rank, []).append(f)
+            if f.data.get("speaker") is not None and f.role is Role.CAUSE:
+                own.setdefault(f.data["speaker"], []).append(f)  # the line explains its speaker's exit too
         self.infer_from_gpu_index(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()
@@ -477,6 +533,8 @@ class _Correlator:
         fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and f not in demoted and (
             self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
         fatal += exits
+        absent = self.absent_from_sync(fatal)
+        fatal += [f for f in absent if f.data["stalled"]]
         fatal += self.hang(fatal)
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
@@ -489,7 +547,8 @@ class _Correlator:
             numeric = []
         if fatal_inc:
             out.append(fatal_inc)
-        for group, kind in ((numeric, "numeric"), (scale, "scale"), (spikes, "spike")):
+        waiting = [f for f in absent if not f.data["stalled"]] if not fatal_inc else []
+        for group, kind in ((numeric, "numeric"), (scale, "scale"), (spikes, "spike"), (waiting, "wait")):
             inc = self.assemble(group, kind=kind)
             if inc:
                 out.append(inc)
@@ -568,7 +627,18 @@ class _Correlator:
         at = f" at step {head.step}" if head.step is not None else ""
         lines: list[str] = []
         text = head.evidence[0].text.strip() if head.evidence else ""
-        if failure == "rank_hang":
+        if failure == "rank_hang" and d.get("rank_from") == "absence":
+            absent = d.get("absent", [])
+            lines.append(f"Ranks {_fmt_ranks(d.get('present', []))} reported reaching a sync point (barrier, collective) "
+                         f"that rank{'s' if len(absent) > 1 else ''} {_fmt_ranks(absent)} never reported reaching"
+                         + (" (the world size is inferred from the ranks named)." if d.get("inferred") else "."))
+            if len(absent) > 1:
+                lines.append("Several ranks are missing, so no single one is named: check that they started at all "
+                             "(their node, their launcher) before suspecting a hang.")
+            if not d.get("stalled"):
+                lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
+                             "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif failure == "rank_hang":
             lines.append(f"Rank {rank} stopped making progress after step {d.get('last_step')} and never reported a timeout, "
                          f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")
             claimed = [e for e in self.st.exits if e.data.get("root_cause")]
@@ -607,6 +677,30 @@ class _Correlator:
             lines.append("Every report in these logs is a consequence (timeouts, lost peers, teardown); the rank that started it "
                          "is not visible here. Check the other nodes' logs and `dmesg`, or py-spy the stuck ranks.")
         return lines
+
+
+def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None:
+    """Every rank timed out: the one whose collective sequence is lowest, when exactly one
+    is, fell behind the others. Like is compared with like (every rank's last enqueued work,
+    else every rank's timed-out SeqNum), and only a few collectives apart: sequence numbers
+    thousands apart belong to different process groups."""
+    timeouts = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters]
+    if len({m.group(1) for f in timeouts if (m := _PG.search(f.evidence[0].text))}) > 1:
+        return None  # several process groups: their sequences do not compare
+    for key in ("last_enqueued", "seq"):
+        progress: dict[int, int] = {}
+        for f in timeouts:
+            v = f.data.get(key)
+            if f.rank is not None and v is not None and str(v).isdigit():
+                progress[f.rank] = max(progress.get(f.rank, 0), int(v))
+        if len(progress) < 2 or set(progress) != reporters:
+            continue
+        low, high = min(progress.values()), max(progress.values())
+        lows = [r for r, v in progress.items() if v == low]
+        if len(lows) == 1 and 0 < high - low <= _MAX_SEQ_BEHIND:
+            return lows[0]
+        return None
+    return None
 
 
 def _value_text(rec: SampleRec, metric: str) -> str:

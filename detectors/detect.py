@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
-from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, key_of
+from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, Source, key_of
+from detectors.parsers.exceptions import BLOCK_LINES
 from detectors.tracks import SymptomTrack
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
@@ -27,8 +28,8 @@ WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 MAX_RANKS = 16_384
+MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before  # distinct ranks with their own state (a bound far below any label explosion)
-BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
 
 
 def nonfinite(v: Any) -> bool:
@@ -64,6 +65,23 @@ class RankState:
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
 
 
+@dataclass(slots=True)
+class SyncPoint:
+    """Ranks reported present (waiting, ready) at one sync point: a store barrier key, a
+    Horovod tensor. The rank absent from every report is the one the others wait for."""
+
+    ranks: set[int]
+    source: Source  # the first report
+    order: int
+    last_order: int
+    world: int | None = None  # the world size the reports state
+    timeout: float | None = None  # seconds, as the reports state it
+    first_time: float | None = None
+    last_time: float | None = None
+    stalled: bool = False  # the speaker already judged the wait too long (a stall warning)
+    foreign: bool = False  # more workers joined than the world size: two jobs on one store
+
+
 class JobState:
     def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = MAX_RANKS) -> None:
         self.job = job
@@ -85,8 +103,13 @@ class JobState:
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
         self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
+        self.last_traceback_order = 0  # arrival order of the last traceback (any rank, or none named)
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
+        # ... and those of an NCCL process (host:pid) whose rank a later line may tell
+        self._proc_unranked: dict[str, list[int]] = {}  # indices into findings
+        self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
+        self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
         self.max_epoch = 0.0  # the highest epoch a metric line logged
@@ -102,6 +125,10 @@ class JobState:
         self.__dict__.update(d)
         self.catalog = load_catalog()
         self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
+        self.__dict__.setdefault("_proc_unranked", {})
+        self.__dict__.setdefault("sync_points", {})
+        self.__dict__.setdefault("last_traceback_order", 0)
+        self.__dict__.setdefault("max_nranks", 0)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -191,7 +218,9 @@ class JobState:
             return
         if step is None:
             step = st.last_step if st.last_step is not None else ev.data.get("progress")
-        if ev.kind is EventKind.MATCH:
+        if ev.kind is EventKind.MATCH and ev.data.get("presence"):
+            self._presence(ev, order)  # who reached a sync point: not a failure of its own
+        elif ev.kind is EventKind.MATCH:
             mrank = int(ev.data["rank"]) if "rank" in ev.data else (key[1] if key and key[0] == "g" else None)
             self.match_counts[(mrank, ev.failure or "rank_exception")] += 1
             self._match(ev, order, step)
@@ -206,7 +235,10 @@ class JobState:
             self.teardowns.append(ev)
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
+        elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):
+            self.last_traceback_order = order
         elif ev.kind is EventKind.BLOCK:
+            self.last_traceback_order = order
             self._claim_block(ev)
             if ev.rank is not None:
                 self.traceback_ranks.add(ev.rank)
@@ -215,15 +247,32 @@ class JobState:
             lr = ev.data.get("local_rank")
             if lr is not None:
                 self.learn(lr, ev.data["rank"])
+            nranks = int(ev.data["world_size"])
+            self.max_nranks = max(self.max_nranks, nranks)
+            if ev.data.get("nccl_proc") is not None and nranks >= self.max_nranks:
+                # the largest communicator seen is the world's: a sub-group's rank is not the global one
+                self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")
 
     def _claim_block(self, ev: Event) -> None:
         """A ``[rankN]:``-tagged traceback starts: a rank-less cause finding pasted at most
         ``BLOCK_LINES`` lines above it in the same file is that rank's (``rank_from: block``)."""
         pending = self._unranked.pop(ev.source.path, [])
+        if ev.rank is not None and ev.data.get("nccl_proc") is not None:
+            self._tie_proc(ev.data["nccl_proc"], ev.rank, "block")  # one NCCL process's chain ends right above it
         for line, f in pending:
             if 0 < ev.source.line - line <= BLOCK_LINES and f.rank is None and ev.rank is not None:
                 f.rank = ev.rank
                 f.data["rank_from"] = "block"
+
+    def _tie_proc(self, proc: str, rank: int, how: str) -> None:
+        """An NCCL process (``host:pid``) turned out to be ``rank`` (a ``comm ... rank N`` line,
+        its traceback right below its error chain): its rank-less cause findings are that rank's,
+        even those read before it said so."""
+        for i in self._proc_unranked.pop(proc, []):
+            f = self.findings[i]
+            if f.rank is None:
+                f.rank = rank
+                f.data["rank_from"] = how
 
     def _match(self, ev: Event, order: int, step: int | None) -> None:
         failure = ev.failure or "rank_exception"
@@ -251,6 +300,7 @@ class JobState:
             return
         entry = self.catalog[failure]
         rank = ev.rank
+        speaker = ev.rank
         if "rank" in ev.data:
             rank = int(ev.data["rank"])  # the message names the global rank itself
             self.seen_global.add(rank)
@@ -267,6 +317,8 @@ class JobState:
             data["local_rank"] = ev.local_rank
         if rank is not None:
             data["rank_from"] = "message" if "rank" in ev.data else ev.rank_from
+        if speaker is not None and speaker != rank:
+            data["speaker"] = speaker  # it names another rank (the one behind): the speaker's exit is explained too
         finding = Finding(
             failure=failure,
             role=role,
@@ -284,6 +336,47 @@ class JobState:
             pend = self._unranked.setdefault(ev.source.path, [])
             pend.append((ev.source.line, finding))
             del pend[:-4]
+            proc = data.get("nccl_proc")
+            if proc is not None and (proc in self._proc_unranked or len(self._proc_unranked) < MAX_PROCS):
+                by_proc = self._proc_unranked.setdefault(proc, [])
+                by_proc.append(len(self.findings) - 1)  # an index: a checkpoint keeps no shared objects
+                del by_proc[:-4]
+
+    def _presence(self, ev: Event, order: int) -> None:
+        """A line naming ranks that reached a sync point (catalog ``presence``)."""
+        d = ev.data
+        key = str(d.get("key", ""))
+        if d["presence"] == "released":
+            if key:
+                self.sync_points.pop(key, None)
+            else:
+                self.sync_points.clear()
+            return
+        ranks = {int(r) for r in str(d.get("ranks", "")).replace(",", " ").split() if r.isdigit() and len(r) < 7}
+        if not ranks:
+            return
+        sp = self.sync_points.get(key)
+        if sp is None:
+            if len(self.sync_points) >= MAX_PROCS:
+                self.dropped["sync_points"] += 1
+                return
+            sp = self.sync_points[key] = SyncPoint(set(), ev.source, order, order, first_time=ev.time)
+        if len(sp.ranks) < self.max_ranks:
+            sp.ranks |= ranks
+        sp.last_order = order
+        if ev.time is not None:
+            sp.first_time = ev.time if sp.first_time is None else min(sp.first_time, ev.time)
+            sp.last_time = ev.time if sp.last_time is None else max(sp.last_time, ev.time)
+        if d.get("world_size"):
+            sp.world = _int(d["world_size"])
+            joined = _int(d.get("joined"))
+            # more workers joined than the world has: another job shares the store, not a hang
+            sp.foreign = sp.foreign or (joined is not None and sp.world is not None and joined > sp.world)
+        if d.get("timeout"):
+            sp.timeout = _hms(str(d["timeout"]))
+        waited = _float(d.get("waited"))
+        sp.stalled = sp.stalled or d["presence"] == "stalled" or (
+            waited is not None and sp.timeout is not None and waited >= sp.timeout)
 
     def _sample(self, st: RankState, ev: Event, order: int) -> None:
         d = ev.data
@@ -487,3 +580,16 @@ def _int(v: Any) -> int | None:
         return int(v) if v is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def _hms(v: str) -> float | None:
+    """``0:30:00`` or ``1 day, 0:00:00`` (a timedelta as Python prints it) → seconds."""
+    days = 0
+    if "," in v:  # "1 day, 0:00:00"
+        head, v = v.split(",", 1)
+        days = int(head.split()[0]) if head.split() and head.split()[0].isdigit() else 0
+    parts = v.strip().split(":")
+    if len(parts) != 3 or not all(p.replace(".", "", 1).isdigit() for p in parts):
+        return None
+    h, m, sec = parts
+    return days * 86400 + int(h) * 3600 + int(m) * 60 + float(sec)

@@ -54,7 +54,7 @@ class _FpRule:
 
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
-                        exceptions.BLOCK_RULE]
+                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
@@ -213,6 +213,14 @@ class LogParser:
                     data["observed"] = True
                 if fr.fp.initial_scale is not None:
                     data["initial_scale"] = fr.fp.initial_scale
+                if fr.fp.presence:
+                    data["presence"] = fr.fp.presence
+                if seg.pre.host is not None and seg.pre.pid is not None:
+                    data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process
+                    if seg.pre.device is not None and "cuda_error" in data:
+                        # a CUDA call failed on NCCL's [N], the process's CUDA device (a network error
+                        # says nothing about the device)
+                        data.setdefault("gpu", str(seg.pre.device))
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
                 if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal

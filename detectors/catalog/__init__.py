@@ -65,6 +65,12 @@ class Fingerprint(_Strict):
     # a loss scaler's fixed starting scale (apex amp's dynamic scaler: 65536): an overflow at a
     # scale above it means the scaler had grown back during training, so it is not warm-up
     initial_scale: float | None = None
+    # the line names ranks that reached a sync point (group ``ranks``; optional ``key``,
+    # ``world_size``, ``timeout`` as H:MM:SS): the culprit is the rank absent from every
+    # report. "waiting": still within its timeout (no alert until it times out or outlasts
+    # it); "stalled": the speaker already judged the wait too long; "released": the sync
+    # point was passed (its ``key``, or every open one)
+    presence: Literal["waiting", "stalled", "released"] | None = None
 
     @field_validator("pattern")
     @classmethod

@@ -45,6 +45,9 @@ class FileState:
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
     bare_step: int | None = None  # the step of the last bare "76970 2.6265" column line
+    # the last NCCL WARN / return-code line of this file: (line number, host, pid)
+    nccl_last: tuple[int, str, int] | None = None
+    srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
 
 
 @dataclass(slots=True)

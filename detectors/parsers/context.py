@@ -34,7 +34,8 @@ _DS_OPT = re.compile(r"Creating (?:(?P<fp16>fp16) (?:unfused )?optimizer with (?
 _DTYPE = re.compile(r"(?:params_dtype\s*\.*\s*|using )(?P<v>torch\.(?:half|float16|bfloat16|float32|float))\b")
 _SCALING = re.compile(r"(?:loss_scaling|grad_scaler|use_grad_scaler|dynamic_loss_scale)['\"]?\s*[=:]\s*['\"]?(?P<v>true|false|True|False|on|off|1|0)\b")
 _WORLD = re.compile(
-    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/)\s*+[=:]?\s*+(?P<v>\d+)"
+    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:"
+    r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)\s*+[=:]?\s*+(?P<v>\d+)"
 )
 _GPU = re.compile(
     r"(?P<v>(?:NVIDIA |Tesla |Quadro |GeForce )(?:RTX |GTX )?(?:A100|A800|H100|H800|H200|GH200|B100|B200|GB200|B300|GB300|A10G|A10|A16|A2|A30|A40|L40S|L40|L4|V100|T4|P100|P40|P4|K80|M40|M60|RTX ?\d{4}|A\d{4}|\d{4})[\w-]*(?: \w+GB(?: HBM\d)?)?)"
@@ -121,7 +122,7 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |Starting with \d+ processes|MEMBER: \d+/\d+|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),

@@ -15,7 +15,7 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["BLOCK_RULE", "EXCEPTION_RULE", "RANKMAP_RULE", "RULES"]
+__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES"]
 
 _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)))(?::\s*(?P<msg>.*)|\s*$)"
@@ -79,15 +79,40 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
             "world_size": int(cm.group("n")),
             "device": int(cm.group("dev")) if cm.group("dev") else pre.device,
             "local_rank": int(cm.group("lr")) if cm.group("lr") else None,
+            **({"nccl_proc": f"{pre.host}:{pre.pid}"} if pre.host is not None and pre.pid is not None else {}),
         },
     )
     ev.rank = rank
     return False
 
 
+# lines that a rank-tagged traceback right below may own
+BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceback belongs to it
+
+
 def _block(m: re.Match[str], seg: Segment) -> bool:
-    if seg.rank is not None and seg.rank_from == "prefix":
+    if seg.rank is None or seg.rank_from != "prefix":
+        seg.emit(EventKind.BLOCK, data={"untagged": True})  # a traceback all the same: something failed here
+        return False
+    last = getattr(seg.file, "nccl_last", None)  # a FileState pickled by an older version lacks it
+    if last is not None and 0 < seg.source.line - last[0] <= BLOCK_LINES:
+        # NCCL's return-code chain of one process runs into this traceback: that process is
+        # this rank (its WARN above, and its later lines, are this rank's)
+        _, host, pid = last
+        seg.file.job.pid_rank.setdefault((host, pid), seg.rank)
+        seg.emit(EventKind.BLOCK, data={"nccl_proc": f"{host}:{pid}"})
+    else:
         seg.emit(EventKind.BLOCK)
+    return False
+
+
+def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
+    """NCCL's WARN and the ``file.cc:123 -> 1`` lines that return its error code up the
+    stack, one process (host:pid) at a time: remembered so that a rank-tagged traceback
+    printed right after the chain can claim that process."""
+    pre = seg.pre
+    if pre.host is not None and pre.pid is not None:
+        seg.file.nccl_last = (seg.source.line, pre.host, pre.pid)
     return False
 
 
@@ -95,4 +120,5 @@ BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _bl
 RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", _rankmap)
 # the fallback: run only when no specialised rule or fingerprint explained the line
 EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|Fatal Python error: ", _exception)
-RULES = [RANKMAP_RULE, BLOCK_RULE, EXCEPTION_RULE]
+NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d)", _nccl_chain)
+RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]

@@ -140,6 +140,35 @@ def _composer(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# Slurm's srun names the task (SLURM_PROCID, the global rank when srun starts one task per
+# rank) and how it ended; once the step is being terminated, the rest is teardown
+_SRUN = re.compile(r"srun: error: \S+: (?P<kind>tasks?) (?P<tasks>[\d,-]+): (?:Exited with exit code (?P<code>\d+)"
+                   r"|(?P<sig>Killed|Segmentation fault|Aborted|Terminated|Bus error|Floating point exception|Illegal instruction))")
+_SRUN_STOP = re.compile(r"srun: (?:Terminating|Job step aborted|Force Terminated)|\*\*\* STEP \S+ ON \S+ CANCELLED")
+_SRUN_SIGNALS = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
+                 "Floating point exception": -8, "Illegal instruction": -4}
+
+
+def _srun(m: re.Match[str], seg: Segment) -> bool:
+    f = seg.file
+    if _SRUN_STOP.search(seg.body):
+        f.srun_stopping = True
+        return True
+    sm = _SRUN.search(seg.body)
+    if not sm:
+        return False
+    code = int(sm.group("code")) if sm.group("code") else _SRUN_SIGNALS[sm.group("sig")]
+    if getattr(f, "srun_stopping", False):
+        # srun is tearing the step down after a failure: these tasks are its victims
+        seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": signal_name(code), "reporter": "srun"})
+        return True
+    ev = _exit(seg, code, "srun", trusted=True)
+    if sm.group("kind") == "task":
+        ev.rank = int(sm.group("tasks"))
+        ev.rank_from = "launcher"
+    return True
+
+
 _ROOT = re.compile(r"Root Cause \(first observed failure\):")
 _FAILURES = re.compile(r"^\s*Failures:\s*$")
 _S_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<lr>\d+)\)")
@@ -188,6 +217,8 @@ RULES = [
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
+    Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
+                          r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
     Rule(
         "launcher.summary",
         r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$",

@@ -77,8 +77,11 @@ def test_provenance_of_path_and_prefix() -> None:
 
 def test_block_events_only_from_tagged_tracebacks() -> None:
     fs = FileState("c.log", year=2026)
-    assert [e.kind for e in default_parser().parse_line("[rank2]: Traceback (most recent call last):", 1, fs)] == [EventKind.BLOCK]
-    assert default_parser().parse_line("Traceback (most recent call last):", 2, fs) == []
+    tagged = default_parser().parse_line("[rank2]: Traceback (most recent call last):", 1, fs)
+    assert [(e.kind, e.data.get("untagged")) for e in tagged] == [(EventKind.BLOCK, None)]
+    # an untagged traceback only marks that something failed there (a wait that ended in an error): it claims nothing
+    untagged = default_parser().parse_line("Traceback (most recent call last):", 2, fs)
+    assert [(e.kind, e.data.get("untagged")) for e in untagged] == [(EventKind.BLOCK, True)]
 
 
 def test_made_up_rank_prefixes_do_not_create_ranks_or_move_the_verdict() -> None:
@@ -157,3 +160,134 @@ def test_a_collectors_label_before_the_torchrun_prefix() -> None:
     assert (p.rank, p.local_rank, p.body) == (0, 0, "torch.OutOfMemoryError: CUDA out of memory.")
     p = split_prefixes("pod/trainer-worker-1 [default3]:step 5 loss nan", 2026)
     assert (p.local_rank, p.body) == (3, "step 5 loss nan")
+
+
+# NCCL's WARN and the "file.cc:N -> 1" lines that return its error code, one process (host:pid)
+# at a time, run into that process's rank-tagged traceback: the WARN is that rank's (block)
+_NVLS_RANK1 = (  # pytorch/pytorch#130113 (3 GPUs, the NVLS setup fails on the process of GPU 1)
+    "node155:3054646:3054695 [1] NCCL INFO Setting affinity for GPU 1 to ffff,ffffffff,00000000,0000ffff,ffffffff\n"
+    "node155:3054647:3054696 [2] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    "\n"
+    "node155:3054646:3054695 [1] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'\n"
+    "node155:3054646:3054695 [1] NCCL INFO init.cc:1010 -> 1\n"
+    "node155:3054646:3054695 [1] NCCL INFO init.cc:1501 -> 1\n"
+    "node155:3054646:3054695 [1] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    "node155:3054645:3054645 [0] NCCL INFO group.cc:418 -> 1\n"
+    "node155:3054647:3054647 [2] NCCL INFO group.cc:418 -> 1\n"
+    "node155:3054645:3054645 [0] NCCL INFO group.cc:95 -> 1\n"
+    "node155:3054647:3054647 [2] NCCL INFO group.cc:95 -> 1\n"
+    "node155:3054646:3054646 [1] NCCL INFO group.cc:418 -> 1\n"
+    "node155:3054646:3054646 [1] NCCL INFO group.cc:95 -> 1\n"
+)
+_ALLOC_RANK0 = (  # alisson-anjos/diffusion-pipe-ui#10 (DeepSpeed launcher, one container)
+    "bd73ab638b22:502:568 [0] include/alloc.h:112 NCCL WARN Cuda failure 999 'unknown error'\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO include/alloc.h:199 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO channel.cc:41 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO init.cc:526 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO init.cc:1259 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO init.cc:1548 -> 1\n"
+    "bd73ab638b22:502:568 [0] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    "bd73ab638b22:502:502 [0] NCCL INFO group.cc:418 -> 1\n"
+    "bd73ab638b22:502:502 [0] NCCL INFO init.cc:1929 -> 1\n"
+)
+
+
+@pytest.mark.parametrize(("chain", "rank"), [(_NVLS_RANK1, 1), (_ALLOC_RANK0, 0)])
+def test_an_nccl_error_chain_ending_above_a_tagged_traceback_is_that_ranks(chain: str, rank: int) -> None:
+    text = chain + f"[rank{rank}]: Traceback (most recent call last):\n[rank{rank}]:   File \"train.py\", line 3, in <module>\n"
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] == rank and top["initiator"]["rank_from"] == "block"
+
+
+def test_another_processes_chain_does_not_claim_the_warn() -> None:
+    # the process of GPU 0 ends the chain right above rank 0's traceback: GPU 1's WARN is not rank 0's
+    lines = _NVLS_RANK1.splitlines()
+    text = "\n".join(lines[:-2]) + "\n" + "node155:3054645:3054645 [0] NCCL INFO group.cc:95 -> 1\n" + \
+        "[rank0]: Traceback (most recent call last):\n"
+    init = report(text)["incidents"][0]["initiator"]
+    # not rank 0's (block); only GPU 1's device index remains, the weakest link
+    assert (init["rank"], init["rank_from"], init["inferred"]) == (1, "gpu_index", True)
+
+
+def test_a_later_nccl_rank_map_names_the_process_of_an_earlier_warn() -> None:
+    """horovod/horovod#1651: only ta1-1:2712 fails (ibv_create_qp); its `comm ... rank 1 nranks 2`
+    line comes after the WARN. `[0]` is the CUDA device on both hosts, not a rank."""
+    text = (
+        "ta1-1:2712:2824 [0] misc/ibvwrap.cu:280 NCCL WARN Call to ibv_create_qp failed\n"
+        "ta1-1:2712:2824 [0] NCCL INFO transport/net_ib.cu:371 -> 2\n"
+        "ta1-1:2712:2824 [0] NCCL INFO init.cu:593 -> 2\n"
+        "ta1-0:2668:2780 [0] NCCL INFO rank 0 nranks 2\n"
+        "ta1-1:2712:2824 [0] NCCL INFO rank 1 nranks 2\n"
+        "ta1-0:2668:2780 [0] NCCL INFO comm 0x7f0a8834b870 rank 0 nranks 2\n"
+        "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 1 nranks 2\n"
+    )
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] == 1 and top["initiator"]["rank_from"] == "prefix"
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # NVIDIA/nccl#914 (retcode 2, ncclSystemError: the proxy's own socket/IB call failed)
+    ("host:22337:22453 [6] proxy.cc:1097 NCCL WARN [Proxy Service 14] Failed to execute operation Connect from rank 14, "
+     "retcode 2", 14),
+    # an RCCL report (UCX net plugin, retcode 3): the owner is rank 1 of the job, on device [0]
+    ("node02:10366:10377 [0] /data/jenkins_workspace/workspace/rccl_release/build/hipify/src/proxy.cc:1524 NCCL WARN "
+     "[Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 3", 1),
+    # NVIDIA/nccl#795: retcode 6 is ncclRemoteError, the remote side went away: the owner is not the origin
+    ("a100-st-p4d24xlarge-22:183006:183220 [1] proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation "
+     "Connect from rank 9, retcode 6", None),
+])
+def test_the_proxy_service_number_is_its_owners_rank(line: str, rank: int | None) -> None:
+    top = report(line + "\n")["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] == rank
+
+
+def test_an_nccl_cuda_failure_on_a_device_other_than_0_names_that_rank_inferred() -> None:
+    """vllm-project/vllm#9369 (TP=4 on one node, no traceback in the excerpt): the process on
+    CUDA device 2 fails; a device index is the weakest link of the chain (inferred)."""
+    text = (
+        "kmaker-54-033138205093:44712:44746 [2] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'\n"
+        "kmaker-54-033138205093:44712:44746 [2] NCCL INFO init.cc:1010 -> 1\n"
+        "kmaker-54-033138205093:44713:44745 [3] NCCL INFO Setting affinity for GPU 3 to ffffffff,00000000,ffffffff,00000000\n"
+    )
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert (top["initiator"]["rank"], top["initiator"]["rank_from"], top["initiator"]["inferred"]) == (2, "gpu_index", True)
+
+
+@pytest.mark.parametrize("line", [
+    # device 0 alone: a single-GPU process looks the same (NVIDIA/TensorRT-LLM#1670's wording)
+    "VM-0-16-ubuntu:392:494 [0] enqueue.cc:54 NCCL WARN Cuda failure 'invalid resource handle'",
+    # a network failure says nothing about the device (NVIDIA/nccl#795)
+    "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> "
+    "failed : Broken pipe",
+])
+def test_an_nccl_device_index_names_no_rank_otherwise(line: str) -> None:
+    assert report(line + "\n")["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_a_sub_communicators_rank_does_not_name_the_process() -> None:
+    # the lines of horovod/horovod#1651, with the failing process's rank map in a 2-rank sub-group of 4 ranks
+    text = (
+        "ta1-1:2712:2824 [0] misc/ibvwrap.cu:280 NCCL WARN Call to ibv_create_qp failed\n"
+        "ta1-0:2668:2780 [0] NCCL INFO comm 0x7f0a8834b870 rank 0 nranks 4\n"
+        "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 0 nranks 2\n"
+    )
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_a_process_waiting_for_its_rank_survives_a_checkpoint() -> None:
+    from monitor import snapshot
+
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    lines = ["ta1-1:2712:2824 [0] misc/ibvwrap.cu:280 NCCL WARN Call to ibv_create_qp failed",
+             "ta1-1:2712:2824 [0] NCCL INFO comm 0x7fa94834c010 rank 1 nranks 2"]
+    for ev in default_parser().parse_line(lines[0], 1, fs):
+        st.add(ev)
+    st = snapshot.load(snapshot.dump(st))  # the daemon restarts between the two lines
+    for ev in default_parser().parse_line(lines[1], 2, fs):
+        st.add(ev)
+    assert build_report(st)["incidents"][0]["initiator"]["rank"] == 1

@@ -1,0 +1,192 @@
+"""Ranks reported present at a sync point (catalog ``presence``): the rank absent from every
+report is the one the others wait for (``rank_from: absence``), alerting only once the wait
+is known to be a stall."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.detect import JobState, _hms
+from detectors.diagnosis import build_report
+from detectors.parse import default_parser
+from detectors.parsers.base import FileState, JobParseState
+
+
+def report(text: str) -> dict:
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    for i, line in enumerate(text.splitlines(), 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    return build_report(st)
+
+
+def _waiting(rank: int, ws: int = 8, count: int = 7, timeout: str = "0:30:00") -> str:
+    return (f"INFO:root:Waiting in store based barrier to initialize process group for rank: {rank}, "
+            f"key: store_based_barrier_key:1 (world_size={ws}, worker_count={count}, timeout={timeout})")
+
+
+# Lightning-AI/pytorch-lightning#4420: 7 of 8 ranks wait in the store barrier (rank 0 twice)
+_LIGHTNING_7_OF_8 = "\n".join(_waiting(r) for r in (0, 6, 2, 1, 7, 3, 5, 0)) + "\n"
+
+
+def test_the_rank_absent_from_the_barrier_waiters_is_named_without_an_alert() -> None:
+    incs = report(_LIGHTNING_7_OF_8)["incidents"]
+    assert [(i["failure"], i["severity"]) for i in incs] == [("rank_hang", "info")]
+    assert incs[0]["initiator"]["rank"] == 4
+    assert incs[0]["initiator"]["rank_from"] == "absence" and incs[0]["initiator"]["inferred"] is False
+
+
+def test_a_collective_timeout_makes_the_absent_waiter_critical() -> None:
+    # the barrier's own timeout error (its wording from facebookresearch/metaseq#52), raised by a waiter
+    text = _LIGHTNING_7_OF_8 + (
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+        "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["severity"], top["initiator"]["rank"]) == ("rank_hang", "critical", 4)
+
+
+def test_a_passed_barrier_names_no_one() -> None:
+    # a Lightning start-up (2 ranks) that passed the barrier
+    text = (
+        "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+        "Added key: store_based_barrier_key:1 to store for rank: 1\n"
+        "Added key: store_based_barrier_key:1 to store for rank: 0\n"
+        "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 2 nodes.\n"
+    )
+    assert report(text)["incidents"] == []
+    # ... and while rank 0 alone has arrived, nobody is absent from a 1-rank view either way
+    cut = "\n".join(text.splitlines()[:2]) + "\n"
+    assert all(i["severity"] == "info" for i in report(cut)["incidents"])
+
+
+def test_several_absent_ranks_name_no_one() -> None:
+    # ultralytics/yolov5#4574: world_size=4 but worker_count=8 (two jobs on one store); only rank 0 speaks
+    text = "\n".join(_waiting(0, ws=4, count=8).removeprefix("INFO:root:") for _ in range(3)) + "\n"
+    assert report(text)["incidents"] == []
+
+
+def test_horovods_ready_ranks_stall_names_the_missing_rank_inferred() -> None:
+    # horovod/horovod#100 (mpirun -np 2, not in the log): every stalled op is ready on rank 1 only
+    text = (
+        "Stalled ops: \n"
+        "model/model/DistributedAdamOptimizer_Allreduce/HorovodAllgather_model_model_gradients_concat_0 [ready ranks: 1], \n"
+        "model/model/DistributedAdamOptimizer_Allreduce/HorovodAllreduce_model_model_gradients_AddN_58_0 [ready ranks: 1], \n"
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["severity"], top["initiator"]["rank"]) == ("rank_hang", "critical", 0)
+    assert top["initiator"]["rank_from"] == "absence" and top["initiator"]["inferred"] is True
+
+
+def test_ready_lists_that_disagree_name_no_one() -> None:
+    text = ("HorovodAllreduce_a_0 [ready ranks: 0, 1]\n"
+            "HorovodAllreduce_b_0 [ready ranks: 1, 2]\n")
+    assert report(text)["incidents"] == []
+
+
+def test_timeouts_as_python_prints_them() -> None:
+    assert _hms("0:30:00") == 1800
+    assert _hms("1 day, 0:00:00") == 86400  # AlibabaResearch/efficientteacher#85
+    assert _hms("soon") is None
+
+
+def test_a_desync_report_in_the_launchers_summary_names_the_rank_behind() -> None:
+    """pytorch/pytorch#148976: rank 1's barrier fails the desync check inside torchrun's failure
+    summary; rank 2 (SequenceNumber 0 vs 1) is behind. Rank 1's exit 1 is explained by the
+    report it printed, so it must not outrank the hang as a bare 'exit 1' exception."""
+    text = (
+        "Failures:\n"
+        "[1]:\n"
+        "  time      : 2025-03-11_18:33:20\n"
+        "  host      : lenovo\n"
+        "  rank      : 1 (local_rank: 1)\n"
+        "  exitcode  : 1 (pid: 340055)\n"
+        "  traceback : Traceback (most recent call last):\n"
+        '    File "/home/lisergey/deepseek/bug.py", line 16, in main\n'
+        "      dist.barrier()\n"
+        "  RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).Collectives differ in the following aspects: \t Sequence number: 1vs 0\n"
+    )
+    incs = report(text)["incidents"]
+    assert (incs[0]["failure"], incs[0]["initiator"]["rank"]) == ("rank_hang", 2)
+    assert [i for i in incs if i["severity"] != "info" and i["initiator"]["rank"] == 1] == []
+
+
+def _timeout(rank: int, work: int, enqueued: int, pg: str = "PG 1") -> str:
+    # the watchdog summary as torch 2.5 prints it (hiyouga/LlamaFactory#6269), numbers varied per case
+    return (f"[rank{rank}]:[E1206 18:44:16.994932383 ProcessGroupNCCL.cpp:1709] [{pg} Rank {rank}] Timeout at NCCL work: "
+            f"{work}, last enqueued NCCL work: {enqueued}, last completed NCCL work: {work - 1}.")
+
+
+def test_the_rank_behind_in_last_enqueued_work_is_the_culprit() -> None:
+    text = "\n".join(_timeout(r, 7753, 7752 if r == 2 else 7755) for r in (0, 1, 2, 3)) + "\n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"], top["initiator"]["rank_from"]) == ("rank_hang", 2, "progress")
+
+
+@pytest.mark.parametrize("text", [
+    # every rank level (LlamaFactory#6269 as printed): no one is behind
+    "\n".join(_timeout(r, 7753, 7755) for r in (0, 2, 6)) + "\n",
+    # thousands apart: different process groups (NeMo), not a rank behind
+    _timeout(0, 96125, 96125) + "\n" + _timeout(7, 64088, 64088) + "\n",
+    # the same numbers in two named process groups (NVIDIA/nccl#1610's 'PG ID 13') do not compare
+    _timeout(0, 87, 87, "PG ID 13 PG GUID 143") + "\n" + _timeout(1, 90, 90, "PG ID 0 PG GUID 0(default_pg)") + "\n",
+])
+def test_sequences_that_do_not_show_a_rank_behind_name_no_one(text: str) -> None:
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_several_ranks_absent_when_the_wait_ends_in_a_traceback_is_a_hang_naming_no_one() -> None:
+    # intel/ipex-llm#9288: ranks 0 and 1 of 8 wait (worker_count=2), then rank 0's traceback
+    text = (
+        "2023-10-26 14:48:55,606 - INFO - Waiting in store based barrier to initialize process group for rank: 1, key: "
+        "store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)\n"
+        "2023-10-26 14:49:05,483 - INFO - Waiting in store based barrier to initialize process group for rank: 0, key: "
+        "store_based_barrier_key:2 (world_size=8, worker_count=2, timeout=0:30:00)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/ywang30/workspace_bigdl_QloRA/bigdl-qlora-alpaca/finetune.py", line 310, in <module>\n'
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["severity"], top["initiator"]["rank"]) == ("rank_hang", "critical", None)
+    # ... while the same wait with nothing after it is only noted
+    waits = "\n".join(text.splitlines()[:2]) + "\n"
+    assert [(i["failure"], i["severity"]) for i in report(waits)["incidents"]] == [("rank_hang", "info")]
+
+
+def test_a_desync_report_without_two_sequence_numbers_does_not_blame_its_reporter() -> None:
+    # pytorch/pytorch#78022 (older torch: one rank's 'inconsistent collective'), raised on rank 0
+    text = ("[rank0]: Traceback (most recent call last):\n"
+            "[rank0]: RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent "
+            "collective: CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], TensorDtypes=Float)\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", None)
+
+
+@pytest.mark.parametrize(("launch", "rank"), [
+    ("mpirun -np 2 -H localhost:2 -bind-to none -map-by slot python train.py", 0),  # Horovod's docs
+    ("horovodrun -np 4 -H localhost:4 python train.py", None),  # ranks 0, 2 and 3 missing: no single one
+])
+def test_the_launch_command_gives_the_world_the_absent_rank_is_counted_in(launch: str, rank: int | None) -> None:
+    text = launch + "\n" + "HorovodAllreduce_model_model_gradients_AddN_58_0 [ready ranks: 1], \n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", rank)
+    assert top["initiator"]["inferred"] is False
+
+
+def test_megatrons_world_size_line_is_read() -> None:
+    line = ("using world size: 8, data-parallel size: 8, context-parallel size: 1, tensor-model-parallel size: 1, "
+            "pipeline-model-parallel size: 1")
+    assert report(line + "\n")["context"]["world_size"] == 8
+
+
+def test_sync_points_survive_a_checkpoint() -> None:
+    from monitor import snapshot
+
+    st = JobState(job="t")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    for i, line in enumerate(_LIGHTNING_7_OF_8.splitlines(), 1):
+        for ev in default_parser().parse_line(line, i, fs):
+            st.add(ev)
+    st = snapshot.load(snapshot.dump(st))
+    assert build_report(st)["incidents"][0]["initiator"]["rank"] == 4
