@@ -75,7 +75,10 @@ def extract(text: str) -> dict[str, float]:
     """Every known metric in ``text``, first occurrence of each canonical key wins."""
     out: dict[str, float] = {}
     for m in _FIELD.finditer(text):
-        key = _LOOKUP[_SEP.sub(" ", m.group("key").lower())]
+        # casefold: a case-insensitive match may hold non-ASCII letters that fold to ASCII (the long s)
+        key = _LOOKUP.get(_SEP.sub(" ", m.group("key").casefold()))
+        if key is None:
+            continue
         if m.group("evns") and key == "loss":
             key = "eval_loss"
         elif m.group("evns"):
