@@ -102,9 +102,6 @@ def diagnose(
         for note in result.notes:
             _say(note, "note:", "")
         raise _fail(f"no readable log files in {', '.join(paths)}")
-    from rich.console import Console
-
-    from monitor.report import render_markdown, render_text  # not on the daemon's path (its RSS)
     from monitor.report.html import render_report_html
 
     report = result.report
@@ -116,11 +113,17 @@ def diagnose(
     if fmt is Format.json:
         text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     elif fmt is Format.markdown:
+        from monitor.report.markdown import render_markdown
+
         text = render_markdown(report)
     elif fmt is Format.html:
         text = render_report_html(report, result.state)
     else:
         text = ""
+    if fmt is Format.text:
+        from rich.console import Console  # rich only for the text report (start-up of a JSON run)
+
+        from monitor.report.text import render_text
     if output is not None:
         if fmt is Format.text:
             with output.open("w", encoding="utf-8") as fh:
