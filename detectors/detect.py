@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -459,11 +460,9 @@ class JobState:
         if st.n_samples % BASELINE_EVERY == 0 or not st.baseline or st.n_samples <= 24:
             st.baseline = {}
             for metric in ("loss", "grad_norm"):
-                vals = sorted(v for s in st.samples if (v := s.data.get(metric)) is not None and math.isfinite(v))
-                if vals:
-                    med = vals[len(vals) // 2]
-                    mad = sorted(abs(x - med) for x in vals)[len(vals) // 2] * 1.4826
-                    st.baseline[metric] = (med, mad, len(vals))
+                base = _median_mad(st.samples, metric)
+                if base is not None:
+                    st.baseline[metric] = base
         g = rec.data.get("grad_norm")
         if st.explosion is None and isinstance(g, float) and math.isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
@@ -566,6 +565,21 @@ def _halves(a: ScaleMove, b: ScaleMove) -> bool:
     b_scale = b.to_scale is not None or b.from_scale is not None
     return (a.step is not None and not a_scale and b_scale and b.step is None) or (
         b.step is not None and not b_scale and a_scale and a.step is None)
+
+
+def _median_mad(samples: Iterable[SampleRec], metric: str) -> tuple[float, float, int] | None:
+    """(median, MAD x 1.4826, count) of the finite values of ``metric`` in ``samples`` (upper
+    median). Called once per ``BASELINE_EVERY`` samples per rank over ``WINDOW`` samples: list
+    comprehensions and in-place sorts, ~2x cheaper than sorting generators."""
+    vals = [v for s in samples if (v := s.data.get(metric)) is not None and math.isfinite(v)]
+    if not vals:
+        return None
+    vals.sort()
+    mid = len(vals) // 2
+    med = vals[mid]
+    devs = [abs(x - med) for x in vals]
+    devs.sort()
+    return med, devs[mid] * 1.4826, len(vals)
 
 
 def _float(v: Any) -> float | None:

@@ -10,16 +10,17 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from detectors.catalog import CatalogError, load_catalog
 from monitor.diagnose import default_jobs, diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
 from monitor.report.escape import terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["app", "main"]
 
@@ -33,7 +34,19 @@ app = typer.Typer(
 catalog_app = typer.Typer(help="Browse the failure catalog offline.", no_args_is_help=True)
 app.add_typer(catalog_app, name="catalog")
 
-err = Console(stderr=True)
+
+
+def _err() -> Console:
+    """stderr through rich, made on first use (the sidecar does not load rich: its RSS)."""
+    global _ERR
+    if _ERR is None:
+        from rich.console import Console
+
+        _ERR = Console(stderr=True)
+    return _ERR
+
+
+_ERR: Console | None = None
 
 
 class LogFormat(StrEnum):
@@ -50,7 +63,9 @@ class Format(StrEnum):
 
 def _say(msg: str, prefix: str = "rankwatch:", style: str = "bold red") -> None:
     """One line on stderr: outside text in ``msg`` is shown as itself (never markup, never wrapped)."""
-    err.print(Text.assemble((prefix, style), " ", terminal(msg)), highlight=False, soft_wrap=True)
+    from rich.text import Text
+
+    _err().print(Text.assemble((prefix, style), " ", terminal(msg)), highlight=False, soft_wrap=True)
 
 
 def _fail(msg: str, code: int = 2) -> typer.Exit:
@@ -87,7 +102,6 @@ def diagnose(
         for note in result.notes:
             _say(note, "note:", "")
         raise _fail(f"no readable log files in {', '.join(paths)}")
-    from monitor.report import render_markdown, render_text  # not on the daemon's path (its RSS)
     from monitor.report.html import render_report_html
 
     report = result.report
@@ -99,11 +113,17 @@ def diagnose(
     if fmt is Format.json:
         text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     elif fmt is Format.markdown:
+        from monitor.report.markdown import render_markdown
+
         text = render_markdown(report)
     elif fmt is Format.html:
         text = render_report_html(report, result.state)
     else:
         text = ""
+    if fmt is Format.text:
+        from rich.console import Console  # rich only for the text report (start-up of a JSON run)
+
+        from monitor.report.text import render_text
     if output is not None:
         if fmt is Format.text:
             with output.open("w", encoding="utf-8") as fh:
@@ -117,7 +137,7 @@ def diagnose(
     found = {i["failure"] for i in report["incidents"]}
     hit = sorted(found & set(fail_on or []))
     if hit:
-        err.print(f"rankwatch: found {', '.join(hit)} (--fail-on)", highlight=False)
+        _err().print(f"rankwatch: found {', '.join(hit)} (--fail-on)", highlight=False)
         raise typer.Exit(3)
 
 
@@ -130,6 +150,7 @@ def catalog_list(
     if format is Format.json:
         sys.stdout.write(json.dumps([e.model_dump(mode="json") for e in catalog], indent=2, ensure_ascii=False) + "\n")
         return
+    from rich.console import Console
     from rich.table import Table
 
     table = Table("id", "category", "role", "severity", "hw", "title")
@@ -157,6 +178,7 @@ def catalog_show(
     if format is Format.markdown:
         sys.stdout.write(text)
     else:
+        from rich.console import Console
         from rich.markdown import Markdown
 
         Console().print(Markdown(text))
@@ -194,12 +216,15 @@ def run(
 def _serve(cfg: Any) -> None:
     import asyncio
 
-    from monitor.console import LiveConsole
     from monitor.daemon import Daemon
     from monitor.daemonlog import setup as setup_logging
 
     log = setup_logging(cfg.log_format)
-    out = LiveConsole() if cfg.console else None
+    out = None
+    if cfg.console:
+        from monitor.console import LiveConsole  # rich: not loaded by a quiet sidecar (its RSS)
+
+        out = LiveConsole()
     daemon = Daemon(cfg, on_change=out.change if out else None, on_finding=out.finding if out else None, log=log.info)
     from monitor.checkpoint import StateDirError
 
@@ -301,7 +326,7 @@ def stacks(
     elif not sample.problem:
         sys.stdout.write(render_stacks(sample))
     if sample.problem:
-        err.print(f"rankwatch: {sample.problem}", markup=False, highlight=False, soft_wrap=True)
+        _err().print(f"rankwatch: {sample.problem}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
 
 

@@ -121,7 +121,11 @@ def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
             _component(m, comp, parts)
             continue
         spelled = m.group("key")
-        key = _LOOKUP[_SEP.sub(" ", spelled.lower())]
+        # casefold: a case-insensitive match may hold non-ASCII letters that fold to ASCII (the long s)
+        found = _LOOKUP.get(_SEP.sub(" ", spelled.casefold()))
+        if found is None:
+            continue
+        key = found
         if key == "step" and step_key is None:
             step_key = spelled
         elif (key == "step" and spelled == step_key and "step" in out and (METRIC_KEYS & out.keys() or parts)

@@ -20,7 +20,8 @@ import re
 
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
-from detectors.parsers.fields import CANONICAL, METRIC_KEYS, extract_records, parse_number
+from detectors.parsers.fastfields import extract_records
+from detectors.parsers.fields import CANONICAL, METRIC_KEYS, parse_number
 
 __all__ = ["FIELDS_RULE", "RULES", "parse_number"]
 

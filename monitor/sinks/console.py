@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-from monitor.console import LiveConsole
 from monitor.live import Change
 from monitor.sinks.base import DropReason, Stats, admit
 from monitor.sinks.registry import register
+
+if TYPE_CHECKING:
+    from monitor.console import LiveConsole
 
 __all__ = ["ConsoleSink"]
 
@@ -17,7 +20,11 @@ class ConsoleSink:
     kind = "console"
 
     def __init__(self, console: LiveConsole | None = None) -> None:
-        self.out = console or LiveConsole()
+        if console is None:
+            from monitor.console import LiveConsole  # rich: loaded only when a console is printed to (RSS)
+
+            console = LiveConsole()
+        self.out = console
         self.stats = Stats()
         self.stopping = asyncio.Event()
 
