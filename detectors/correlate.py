@@ -249,6 +249,11 @@ class _Correlator:
                 consecutive=tail_run))
             return out
         trend = _spacing_trend(real)
+        tos = [m.to_scale for m in real if m.to_scale is not None and m.to_scale > 1]
+        if len(tos) >= 3 and max(tos) <= 2 * min(tos) and len(tos) > len(set(tos)) > 1:
+            # knocked back to the same scale again and again (65536, 65536, 32768, 65536): it
+            # grew back in between, the dynamic scaler riding its edge; nothing to report
+            return out
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
         first_val = self.st.first_step_value
         if (real and last_steps and first_val is not None and lowest is not None and lowest > 1

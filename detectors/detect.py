@@ -542,6 +542,10 @@ class JobState:
             return False
         best = min(prev)
         recent = sorted(prev[-5:])[2]
+        tail = [x for x in prev[-20:] if x > 0]
+        steps = sorted(abs(math.log(b / a)) for a, b in itertools.pairwise(tail))
+        if steps and steps[len(steps) // 2] > 0.6:
+            return False  # per-batch losses jumping 2x from one log line to the next: noise, not a trend
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
 
 

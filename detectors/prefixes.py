@@ -44,6 +44,7 @@ _SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
 # OpenMPI mpirun --tag-output: [jobid,rank]<stderr>: (the global rank in MPI_COMM_WORLD)
 _MPI = re.compile(r"\[\d+,(?P<n>\d+)\]<(?:stdout|stderr|stddiag)>:")
 _RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
+_STREAM = re.compile(r"(?:stderr|stdout): ")
 # any short label without brackets, right before a torchrun "[default3]:" or c10 "[rank3]:" prefix
 _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:)")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
@@ -177,6 +178,10 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         if m and p.rank is None:
             p.rank = int(m.group("n"))
             pos = m.end()
+            continue
+        m = _STREAM.match(s, pos)
+        if m:
+            pos = m.end()  # "stderr: " (accelerate test and other runners relaying a child's streams)
             continue
         m = _LABEL.match(s, pos) if pos == 0 else None
         if m and "Error" not in m.group() and "Exception" not in m.group():

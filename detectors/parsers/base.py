@@ -43,6 +43,7 @@ class FileState:
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     in_traceback: bool = False
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
+    mpi_first: int | None = None  # mpirun's "Process name: [[j,1],R]" awaiting its "Exit code:" line
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
     bare_step: int | None = None  # the step of the last bare "76970 2.6265" column line
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)

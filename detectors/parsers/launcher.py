@@ -126,6 +126,34 @@ def _spawn(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# Open MPI's mpirun (Horovod, MPI jobs) names the MPI rank (the global rank) that ended the job:
+# "mpirun noticed that process rank 7 with PID 0 on node n1 exited on signal 9 (Killed)." and,
+# over three lines, "The first process to do so was: / Process name: [[29973,1],0] / Exit code: 1"
+_MPI_SIGNAL = re.compile(r"mpirun noticed that process rank (?P<rank>\d+) with PID \S+ on node \S+ exited on signal (?P<sig>\d+)")
+_MPI_NAME = re.compile(r"Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]")
+_MPI_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)")
+
+
+def _mpirun(m: re.Match[str], seg: Segment) -> bool:
+    sm = _MPI_SIGNAL.search(seg.body)
+    if sm:
+        ev = _exit(seg, -int(sm.group("sig")), "mpirun", trusted=True)
+        ev.rank, ev.rank_from = int(sm.group("rank")), "launcher"
+        return True
+    nm = _MPI_NAME.search(seg.body)
+    if nm:
+        seg.file.mpi_first = int(nm.group("rank"))
+        return True
+    cm = _MPI_CODE.search(seg.body)
+    first = getattr(seg.file, "mpi_first", None)
+    if cm and first is not None:
+        seg.file.mpi_first = None
+        ev = _exit(seg, int(cm.group("code")), "mpirun", trusted=True)
+        ev.rank, ev.rank_from = first, "launcher"
+        return True
+    return False
+
+
 # MosaicML Composer's launcher names the global rank that crashed
 _COMPOSER = re.compile(r"Rank (?P<rank>\d+) crashed with exit code (?P<code>-?\d+)")
 
@@ -216,6 +244,8 @@ RULES = [
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
+    Rule("launcher.mpirun", r"mpirun noticed that process rank \d+|Process name:\s+\[\[\d+,\d+\],\d+\]|^\s*Exit code:\s+-?\d+",
+         _mpirun),
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),

@@ -196,3 +196,13 @@ def test_an_apex_overflow_line_cut_before_its_scale_still_counts() -> None:
     lines = ["Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 262144.0",
              "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to"]
     assert _run(lines)[0].failure == "fp16_overflow_skips"
+
+
+def test_a_scaler_knocked_back_to_the_same_scale_again_and_again_is_healthy() -> None:
+    """apex in a long fine-tune: one or two overflows per loop, always at 65536 or 32768."""
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {v}"
+    lines = [apex.format(v=v) for v in (65536.0, 65536.0, 32768.0, 65536.0, 32768.0)]
+    assert not [i for i in _run(lines) if i.severity != "info"]
+    # overflows stuck at one scale (MindSpore's 'still update') are not the scaler riding its edge
+    ms = "overflow, still update, loss scale adjust to 1024.0"
+    assert _run([ms] * 4)[0].failure == "fp16_overflow_skips"

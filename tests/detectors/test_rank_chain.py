@@ -291,3 +291,22 @@ def test_a_process_waiting_for_its_rank_survives_a_checkpoint() -> None:
     for ev in default_parser().parse_line(lines[1], 2, fs):
         st.add(ev)
     assert build_report(st)["incidents"][0]["initiator"]["rank"] == 1
+
+
+def test_open_mpi_names_the_rank_that_ended_the_job() -> None:
+    """mpirun's own summaries (Horovod and MPI jobs): a signal, and the three-line first failure."""
+    inc = report("Primary job  terminated normally, but 1 process returned\n"
+                 "mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed).")["incidents"][0]
+    assert (inc["initiator"]["rank"], inc["initiator"]["rank_from"]) == (7, "launcher")
+    text = ("mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+            "the job to be terminated. The first process to do so was:\n\n"
+            "  Process name: [[29973,1],0]\n  Exit code:    1")
+    inc = report(text)["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_exception", 0)
+
+
+def test_a_runners_stream_label_before_the_torchrun_summary() -> None:
+    """'accelerate test' relays its child's stderr as 'stderr: …'."""
+    from detectors.prefixes import split_prefixes
+
+    assert split_prefixes("stderr:   rank      : 1 (local_rank: 1)", 2026).body == "  rank      : 1 (local_rank: 1)"
