@@ -15,13 +15,13 @@ from monitor.evaluate import QUIET_CLASSES, EvalResult, evaluate
 from tests.conftest import REPO, SHARED
 
 CORPUS = REPO / "tests" / "corpus"
-OVERALL_FLOOR = 0.88  # scored 89.9% (338/376) at the end of the round
-CLASS_FLOOR = 0.65  # every class with >= 5 cases (lowest: training_instability 67.9%, rank_hang 68.4%)
+OVERALL_FLOOR = 0.90  # scored 91.7% (495/540 in tests/corpus, + 21/21 shared) at the end of round 2
+CLASS_FLOOR = 0.75  # every class with >= 5 cases (lowest: fp16_overflow 77.8%, rank_hang 80.0%)
 
 
 @pytest.fixture(scope="module")
 def scored() -> EvalResult:
-    res = evaluate(CORPUS)  # dev and the held-out part (checked once at the end of the round that built it)
+    res = evaluate(CORPUS)  # dev and the held-out parts (each checked once at the end of the round that built it)
     shared = SHARED / "real-logs"
     if shared.is_dir():
         more = evaluate(shared)
