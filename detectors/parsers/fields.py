@@ -111,39 +111,47 @@ def extract_records(text: str) -> list[dict[str, float]]:
 
 
 def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
+    # findall's tuples instead of match objects (the hot path of a diagnosis)
+    gi = rx.groupindex
+    i_key, i_comp, i_evns, i_den = gi["key"] - 1, gi["comp"] - 1, gi["evns"] - 1, gi["den"] - 1
+    i_v, i_inner = gi["v"] - 1, gi["inner"] - 1
     records: list[dict[str, float]] = []
     out: dict[str, float] = {}
     parts: dict[str, float] = {}
     step_key: str | None = None
-    for m in rx.finditer(text):
-        comp = m.group("comp")
-        if comp is not None:
-            _component(m, comp, parts)
+    for g in rx.findall(text):
+        comp = g[i_comp]
+        if comp:
+            _component(comp, g[i_evns], g[i_den], g[i_v], parts)
             continue
-        spelled = m.group("key")
+        spelled = g[i_key]
         # casefold: a case-insensitive match may hold non-ASCII letters that fold to ASCII (the long s)
-        found = _LOOKUP.get(_SEP.sub(" ", spelled.casefold()))
+        found = _KEY_CACHE.get(spelled)
         if found is None:
-            continue
+            found = _LOOKUP.get(_SEP.sub(" ", spelled.casefold()))
+            if found is None:
+                continue
+            if len(_KEY_CACHE) < 4096:  # case variants of hostile input must not grow it
+                _KEY_CACHE[spelled] = found
         key = found
         if key == "step" and step_key is None:
             step_key = spelled
         elif (key == "step" and spelled == step_key and "step" in out and (METRIC_KEYS & out.keys() or parts)
-              and (v := parse_number(m.group("v"))) is not None and v != out["step"]):
+              and (v := parse_number(g[i_v])) is not None and v != out["step"]):
             _close(out, parts)
             records.append(out)
             out, parts = {}, {}
-        if m.group("evns") and key == "loss":
+        if g[i_evns]:
+            if key != "loss":
+                continue  # eval/grad_norm and the like are not training signals
             key = "eval_loss"
-        elif m.group("evns"):
-            continue  # eval/grad_norm and the like are not training signals
         if key in out:
             continue
-        v = parse_number(m.group("v"))
+        v = parse_number(g[i_v])
         if v is None:
             continue
-        inner = m.group("inner")
-        if inner is not None:
+        inner = g[i_inner]
+        if inner:
             if key == "step":
                 v = float(inner)  # "Step 100 0.53 s/it": the step is the integer
             else:
@@ -159,6 +167,8 @@ def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
         records[-2:] = [{**records[-1], **records[-2]}]  # a step key came back without metrics
     return records
 
+
+_KEY_CACHE: dict[str, str] = {}  # a key as written → its canonical name
 
 
 def _may_have_parts(text: str) -> bool:
@@ -198,14 +208,14 @@ _SETTING = re.compile(r"weight|scale|window|coef|factor|ratio|lambda|alpha|beta|
                       r"|mult|eps|type|fn|func|freq|interval|every|_w$|_lr$", re.IGNORECASE)
 
 
-def _component(m: re.Match[str], comp: str, parts: dict[str, float]) -> None:
+def _component(comp: str, evns: str, den: str, value: str, parts: dict[str, float]) -> None:
     """A loss component (``bbox loss: 51090``): kept aside; a line that prints components
     but no total (``content_loss:0.0 lap_loss:6.5e8 rec_loss:3.4e4``) gets their sum as its
     loss, so a blow-up or a NaN in any part shows in the loss."""
     name = comp.lower()
-    if m.group("evns") or _SEP.split(name, 1)[0] in _EVAL_WORDS or m.group("den") or _SETTING.search(name):
+    if evns or _SEP.split(name, 1)[0] in _EVAL_WORDS or den or _SETTING.search(name):
         return
-    v = parse_number(m.group("v"))
+    v = parse_number(value)
     if v is not None and name not in parts:
         parts[name] = v
 
