@@ -5,10 +5,29 @@ from __future__ import annotations
 import socket
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from detectors.events import Event, EventKind
 
-__all__ = ["Sink", "append", "free_port", "stop_process", "sync"]
+if TYPE_CHECKING:
+    from detectors.detect import JobState
+
+__all__ = ["Sink", "append", "fed_state", "free_port", "stop_process", "sync"]
+
+
+def fed_state(lines: list[str], path: str = "console.log", rank: int | None = None) -> JobState:
+    """A job state fed line by line through the default parser (one file, no tailer)."""
+    from detectors.detect import JobState
+    from detectors.parse import default_parser
+    from detectors.parsers.base import FileState, JobParseState
+
+    st = JobState(job="t")
+    fs = FileState(path, rank=rank, year=2026, job=JobParseState())
+    parser = default_parser()
+    for i, line in enumerate(lines, 1):
+        for ev in parser.parse_line(line, i, fs):
+            st.add(ev)
+    return st
 
 
 def free_port() -> int:

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from detectors.detect import JobState
 from detectors.diagnosis import build_report
-from detectors.parse import default_parser
-from detectors.parsers.base import FileState, JobParseState
+from tests.helpers import fed_state
 
 
 def report(text: str) -> dict:
-    st = JobState(job="t")
-    fs = FileState("console.log", year=2026, job=JobParseState())
-    for i, line in enumerate(text.splitlines(), 1):
-        for ev in default_parser().parse_line(line, i, fs):
-            st.add(ev)
-    return build_report(st)
+    return build_report(fed_state(text.splitlines()))
 
 
 _PEER_LINES = [

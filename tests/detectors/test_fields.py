@@ -14,6 +14,7 @@ from detectors.model import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState
 from detectors.parsers.fields import extract
+from tests.helpers import fed_state
 
 NAN = math.nan
 
@@ -187,15 +188,8 @@ def test_a_repeated_step_key_without_metrics_is_one_record() -> None:
 
 def _incidents(lines: list[str]) -> dict[str, object]:
     from detectors.correlate import incidents
-    from detectors.detect import JobState
 
-    st = JobState(job="t")
-    fs = FileState("train.log", year=2026)
-    parser = default_parser()
-    for i, line in enumerate(lines, 1):
-        for ev in parser.parse_line(line, i, fs):
-            st.add(ev)
-    return {i.failure: i for i in incidents(st)}
+    return {i.failure: i for i in incidents(fed_state(lines, "train.log"))}
 
 
 def test_negative_loss_spike() -> None:

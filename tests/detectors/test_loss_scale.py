@@ -11,6 +11,7 @@ from detectors.detect import JobState
 from detectors.model import Incident
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState
+from tests.helpers import fed_state
 
 _DS = ("[2025-08-27 10:12:{s:02d},229] [INFO] [loss_scaler.py:184:update_scale] [deepspeed] OVERFLOW! "
        "Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}")
@@ -18,13 +19,7 @@ _BAR = "Steps:   0%|▏          | {n}/6000 [00:55<4:54:46,  2.96s/it, lr=0, ste
 
 
 def _run(lines: list[str]) -> list[Incident]:
-    st = JobState(job="t")
-    fs = FileState("train.log", year=2026)
-    parser = default_parser()
-    for i, line in enumerate(lines, 1):
-        for ev in parser.parse_line(line, i, fs):
-            st.add(ev)
-    return incidents(st)
+    return incidents(fed_state(lines, "train.log"))
 
 
 def test_nan_after_the_scaler_hit_its_floor_is_the_collapse() -> None:

@@ -11,6 +11,7 @@ from detectors.model import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState, JobParseState
 from detectors.ranks import message_rank
+from tests.helpers import fed_state
 
 
 @pytest.mark.parametrize(("body", "want"), [
@@ -27,12 +28,7 @@ def test_message_rank(body: str, want: tuple[int | None, int | None]) -> None:
 
 
 def report(text: str, path: str = "console.log", rank: int | None = None) -> dict:
-    st = JobState(job="t")
-    fs = FileState(path, rank=rank, year=2026, job=JobParseState())
-    for i, line in enumerate(text.splitlines(), 1):
-        for ev in default_parser().parse_line(line, i, fs):
-            st.add(ev)
-    return build_report(st)
+    return build_report(fed_state(text.splitlines(), path, rank))
 
 
 def test_untagged_error_above_a_rank_tagged_traceback_is_that_ranks() -> None:
