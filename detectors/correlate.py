@@ -702,6 +702,12 @@ def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None
             continue
         low, high = min(progress.values()), max(progress.values())
         lows = [r for r, v in progress.items() if v == low]
+        if key == "last_enqueued":
+            stuck = [int(v) for f in timeouts if (v := f.data.get("seq")) is not None and str(v).isdigit()]
+            if stuck and low >= max(stuck):
+                # every rank had enqueued the collective they all time out on: the others ran
+                # ahead on the CPU, nobody is missing from it (a culprit is elsewhere)
+                return None
         if len(lows) == 1 and 0 < high - low <= _MAX_SEQ_BEHIND:
             return lows[0]
         return None
