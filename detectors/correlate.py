@@ -643,8 +643,12 @@ class _Correlator:
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
                              "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif failure == "rank_hang" and rank is not None and rank in d.get("reporters", []):
+            lines.append(f"Every rank timed out, and rank {rank} is the one behind: it never enqueued the collective "
+                         f"ranks {_fmt_ranks([r for r in d.get('reporters', []) if r != rank])} were waiting in.")
         elif failure == "rank_hang":
-            lines.append(f"Rank {rank} stopped making progress after step {d.get('last_step')} and never reported a timeout, "
+            step = f" after step {d['last_step']}" if d.get("last_step") is not None else ""
+            lines.append(f"Rank {rank} stopped making progress{step} and never reported a timeout, "
                          f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")
             claimed = [e for e in self.st.exits if e.data.get("root_cause")]
             if claimed:

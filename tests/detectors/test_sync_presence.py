@@ -119,6 +119,7 @@ def test_the_rank_behind_in_last_enqueued_work_is_the_culprit() -> None:
     text = "\n".join(_timeout(r, 7753, 7752 if r == 2 else 7755) for r in (0, 1, 2, 3)) + "\n"
     top = report(text)["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"], top["initiator"]["rank_from"]) == ("rank_hang", 2, "progress")
+    assert "never reported a timeout" not in top["root_cause"][0]  # it did: it is the one behind
 
 
 @pytest.mark.parametrize("text", [
