@@ -212,8 +212,10 @@ class Scanner:
             m = rx.search(buf, pos)
             if m is None:
                 break
+            # the line where the match starts; a pattern whose negated class ([^)]) ran on across
+            # the newline is not a match of that line, and the ids below are searched in the line alone
             start = buf.rfind(b"\n", 0, m.start()) + 1
-            end = buf.find(b"\n", max(m.end() - 1, m.start()))
+            end = buf.find(b"\n", m.start())
             if end < 0:
                 end = n
             line = buf[start:end]
