@@ -77,11 +77,12 @@ async def replay(src: Path, dst: Path, lines_per_turn: int = 7) -> None:
         await asyncio.sleep(0.005)
 
 
-async def live_and_offline(src: Path, tmp_path: Path) -> tuple[dict, dict]:
-    """The daemon's report after ``src`` was replayed into a watched folder, and ``diagnose``'s."""
+async def replayed_live(src: Path, tmp_path: Path, patterns: list[str]) -> Daemon:
+    """A daemon watching ``tmp_path/logs`` (``**/PATTERN`` globs) while ``src`` is replayed
+    into it line by line; stopped (drained) once the replay is done."""
     live_dir = tmp_path / "logs"
     live_dir.mkdir()
-    cfg = load_config(logs=[str(live_dir / "**" / "*.log")], job="parity", metrics_addr="127.0.0.1:0",
+    cfg = load_config(logs=[str(live_dir / "**" / p) for p in patterns], job="parity", metrics_addr="127.0.0.1:0",
                       state_dir=tmp_path / "state", rescan_interval=0.05, poll_interval=0.02, stall_floor=3600)
     daemon = Daemon(cfg, log=lambda m: None)
     run = asyncio.create_task(daemon.run())
@@ -90,6 +91,12 @@ async def live_and_offline(src: Path, tmp_path: Path) -> tuple[dict, dict]:
     await asyncio.sleep(0.3)
     daemon.stopping.set()
     await run
+    return daemon
+
+
+async def live_and_offline(src: Path, tmp_path: Path) -> tuple[dict, dict]:
+    """The daemon's report after ``src`` was replayed into a watched folder, and ``diagnose``'s."""
+    daemon = await replayed_live(src, tmp_path, ["*.log"])
     offline_dir = tmp_path / "offline"
     shutil.copytree(src, offline_dir, ignore=shutil.ignore_patterns("case.json"))
     offline = diagnose_paths([str(offline_dir)], job="parity").report
@@ -210,18 +217,8 @@ async def test_error_json_binary_and_silent_files_live_as_offline(tmp_path: Path
     (src / "ckpt").mkdir()
     (src / "ckpt" / "model.pt").write_bytes(b"\x80\x02weights")
 
-    live_dir = tmp_path / "logs"
-    live_dir.mkdir()
     # the globs name no error.json: the daemon finds it beside the attempt_N/<local_rank>/ logs
-    cfg = load_config(logs=[str(live_dir / "**" / "*.log"), str(live_dir / "**" / "*.pt")], job="parity", metrics_addr="127.0.0.1:0",
-                      state_dir=tmp_path / "state", rescan_interval=0.05, poll_interval=0.02, stall_floor=3600)
-    daemon = Daemon(cfg, log=lambda m: None)
-    run = asyncio.create_task(daemon.run())
-    await asyncio.sleep(0.1)
-    await replay(src, live_dir)
-    await asyncio.sleep(0.3)
-    daemon.stopping.set()
-    await run
+    daemon = await replayed_live(src, tmp_path, ["*.log", "*.pt"])
     live = daemon.engine.report(daemon.tailer.notes())
     offline = diagnose_paths([str(src)], job="parity").report
 
