@@ -43,6 +43,9 @@ class RankState:
     last_step: int | None = None
     last_step_order: int = -1
     last_step_time: float | None = None
+    # (path, file generation, line) of the sample that set last_step: a sample from the same
+    # file generation with an earlier line arrived late (MQTT redelivery), it is not a restart
+    last_step_at: tuple[str, int, int] | None = None
     samples: deque[SampleRec] = field(default_factory=lambda: deque(maxlen=WINDOW))
     n_samples: int = 0
     first_bad_loss: SampleRec | None = None
@@ -64,6 +67,16 @@ class RankState:
     skipped_total: int = 0
     nonfinite: Counter[str] = field(default_factory=Counter)
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
+
+
+def _late(st: RankState, ev: Event) -> bool:
+    """A sample from the file (and file generation) that set the rank's step, at an earlier
+    line: it was delivered out of order (MQTT redelivery, a batch that reached a half-made
+    subscription). Its values count; it never moves the rank's step back, and is not progress.
+    A file read in order never has one; a restart writes later lines or a new generation."""
+    at = st.last_step_at
+    return (at is not None and ev.source.line < at[2] and ev.source.path == at[0]
+            and int(ev.data.get("generation", 0) or 0) == at[1])
 
 
 @dataclass(slots=True)
@@ -211,6 +224,9 @@ class JobState:
         st = self.rank_state(key)
         step = ev.step
         if ev.kind is EventKind.SAMPLE:
+            if ev.step is not None and _late(st, ev):
+                self._sample(st, ev, order, moves=False)
+                return
             if now is not None and ev.step is not None and (st.last_step is None or ev.step > st.last_step):
                 if st.progress_wall is not None:
                     st.step_intervals.append((now - st.progress_wall) / max(1, ev.step - (st.last_step or 0)))
@@ -379,17 +395,19 @@ class JobState:
         sp.stalled = sp.stalled or d["presence"] == "stalled" or (
             waited is not None and sp.timeout is not None and waited >= sp.timeout)
 
-    def _sample(self, st: RankState, ev: Event, order: int) -> None:
+    def _sample(self, st: RankState, ev: Event, order: int, moves: bool = True) -> None:
+        """Fold one metric sample; ``moves=False`` (a late arrival) keeps the rank's position."""
         d = ev.data
         if ev.rank_from is not None:
             d["rank_from"] = ev.rank_from
         rec = SampleRec(ev.step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
         st.n_samples += 1
-        if ev.step is not None:
+        if ev.step is not None and moves:
             st.last_step = ev.step
             st.last_step_order = order
             st.last_step_time = ev.time
+            st.last_step_at = (ev.source.path, int(d.get("generation", 0) or 0), ev.source.line)
         scope_local = d.get("scope") == "local"
         loss = d.get("loss")
         grad = d.get("grad_norm")

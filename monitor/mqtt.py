@@ -286,9 +286,10 @@ class Publisher:
                 async with self._client() as client:
                     self.connects += 1
                     backoff = 0.2
-                    await client.publish(self.status_topic(), self._status("online"), qos=1, retain=True)
                     for sub in [self.subscribe] if isinstance(self.subscribe, str) else self.subscribe or []:
                         await client.subscribe(sub, qos=1)
+                    # "online" once subscribed: from then on the broker routes every event to us
+                    await client.publish(self.status_topic(), self._status("online"), qos=1, retain=True)
                     tasks = {asyncio.create_task(self._drain(client))}
                     if self.subscribe:
                         tasks.add(asyncio.create_task(self._read(client)))

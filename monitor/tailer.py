@@ -371,6 +371,9 @@ class Tailer:
             self.stats.lines += buf.count(b"\n")
         events = (self.engine.parse if self.engine is not None else self.parser.parse_chunk)(buf, first, tail.fstate)
         if events:
+            if tail.generation:
+                for ev in events:  # a truncated, rewritten file: its lines are new (new MQTT ids)
+                    ev.data["generation"] = tail.generation
             self.sink(events)
 
     def _flush(self, tail: FileTail) -> None:

@@ -203,6 +203,29 @@ def test_stall_is_named_before_any_timeout() -> None:
     assert [c.kind for c in eng.evaluate(last + 12.5)] == ["close"]
 
 
+def test_a_late_sample_is_not_a_rank_falling_behind() -> None:
+    """At-least-once delivery can bring a rank's earlier lines after its later ones (a batch
+    that reached a half-made subscription, a redelivery). Those samples count, but the rank
+    stays at its step: the stall that follows names nobody. A file truncated and rewritten (a
+    new generation) does move the rank back: that is a restart."""
+    from detectors.events import Event, EventKind, Source
+
+    def sample(r: int, s: int, gen: int = 0) -> Event:
+        data: dict[str, object] = {"loss": 0.5, "scope": "local"}
+        if gen:
+            data["generation"] = gen
+        return Event(EventKind.SAMPLE, Source(f"node-a/rank_{r}.log", s, ""), rank=r, step=s, data=data)
+
+    eng = LiveEngine("j", stall_factor=5, stall_floor=2)
+    eng.feed([sample(0, 3)] + [sample(r, s) for r in (1, 2, 3) for s in (1, 2, 3)], 100.0)
+    eng.feed([sample(0, 1), sample(0, 2)], 100.5)  # rank 0's first lines, late
+    assert eng.state.ranks[("g", 0)].last_step == 3 and eng.state.ranks[("g", 0)].n_samples == 3
+    (change,) = eng.evaluate(103.0)
+    assert change.incident["failure"] == "rank_hang" and change.incident["initiator"]["rank"] is None
+    eng.feed([sample(0, 1, gen=1)], 103.5)  # rank 0's file truncated and rewritten from step 1
+    assert eng.state.ranks[("g", 0)].last_step == 1
+
+
 async def test_error_json_binary_and_silent_files_live_as_offline(tmp_path: Path) -> None:
     """A real torchrun ``--log-dir`` tree (golden ``exception-logdir``, rank 2 raised) whose only
     record of the exception is rank 2's ``error.json``: its stderr.log is empty (a silent rank)
