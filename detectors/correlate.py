@@ -466,17 +466,33 @@ class _Correlator:
         if not points:
             return []
         missing: set[frozenset[int]] = set()
-        guess = max(max(sp.ranks) for sp in points) + 1  # the smallest world every named rank fits in
+        # the smallest world every named rank fits in
+        guess = max(max(sp.ranks | getattr(sp, "absent", set())) for sp in points) + 1
         inferred = False
+        world = guess
         for sp in points:
-            world = sp.world or self.world_size()
-            if world is None:
+            listed: set[int] = getattr(sp, "absent", set())
+            if listed and not sp.ranks:
+                missing.add(frozenset(listed))  # the report names who is missing: no world needed
+                continue
+            world = sp.world or self.world_size() or 0
+            if not world:
                 world, inferred = guess, True
-            if max(sp.ranks) >= world:
+            if max(sp.ranks | listed) >= world:
                 return []  # ranks of another group than the world stated: cannot tell
-            missing.add(frozenset(range(world)) - sp.ranks)
-        if len(missing) != 1 or not (absent := next(iter(missing))):
-            return []  # the reports disagree, or no rank is absent
+            missing.add((frozenset(range(world)) - sp.ranks) | frozenset(listed))
+        if len(missing) > 1:
+            # the reports disagree: one rank may still stand apart from all the others at every
+            # sync point (the only one missing, or the only one there: it submitted something
+            # else), as when one rank runs a different collective
+            world = max(world, guess)
+            everyone = frozenset(range(world))
+            odd = [r for r in range(min(world, 1 << 16)) if all(m == {r} or m == everyone - {r} for m in missing)]
+            if len(odd) != 1 or world < 3:
+                return []
+            missing = {frozenset(odd)}
+        if not (absent := next(iter(missing))):
+            return []  # no rank is absent
         rank = next(iter(absent)) if len(absent) == 1 else None  # several absent: none of them is named
         head = min(points, key=lambda sp: sp.order)
         outlasted = any(sp.timeout is not None and sp.first_time is not None and sp.last_time is not None

@@ -94,6 +94,7 @@ class SyncPoint:
     last_time: float | None = None
     stalled: bool = False  # the speaker already judged the wait too long (a stall warning)
     foreign: bool = False  # more workers joined than the world size: two jobs on one store
+    absent: set[int] = field(default_factory=set)  # ranks a report names as missing (presence "missing")
 
 
 class JobState:
@@ -378,7 +379,13 @@ class JobState:
                 self.dropped["sync_points"] += 1
                 return
             sp = self.sync_points[key] = SyncPoint(set(), ev.source, order, order, first_time=ev.time)
-        if len(sp.ranks) < self.max_ranks:
+        if d["presence"] == "missing":
+            absent = getattr(sp, "absent", None)  # a SyncPoint restored from an older checkpoint lacks it
+            if absent is None:
+                sp.absent = absent = set()
+            if len(absent) < self.max_ranks:
+                absent |= ranks
+        elif len(sp.ranks) < self.max_ranks:
             sp.ranks |= ranks
         sp.last_order = order
         if ev.time is not None:
@@ -392,7 +399,7 @@ class JobState:
         if d.get("timeout"):
             sp.timeout = _hms(str(d["timeout"]))
         waited = _float(d.get("waited"))
-        sp.stalled = sp.stalled or d["presence"] == "stalled" or (
+        sp.stalled = sp.stalled or d["presence"] in ("stalled", "missing") or (
             waited is not None and sp.timeout is not None and waited >= sp.timeout)
 
     def _sample(self, st: RankState, ev: Event, order: int, moves: bool = True) -> None:

@@ -15,6 +15,7 @@ line numbers are exact (1-based, counted over the whole file by the caller's
 
 from __future__ import annotations
 
+import itertools
 import re
 import zlib
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
-from detectors.parsers import context, exceptions, launcher, metrics, perf
+from detectors.parsers import context, exceptions, launcher, metrics, perf, stall_list
 from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
@@ -44,6 +45,7 @@ _ANSI = re.compile(rb"(?:\x1b|\^\[)\[[0-9;?]{0,32}[A-Za-z]")
 _ANSI_STR = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]{0,32}[A-Za-z]")
 _VOLATILE = re.compile(rb"\d(?:\d:\d\d:\d\d(?:[.,]\d+)?|\d*(?:[-.,]\d+)+)")
 MAX_CONTEXT_SEEN = 256  # distinct context-only lines remembered per file
+MAX_PRESENCE_PER_LINE = 64  # sync points read from one line (a pasted wall of tensors stays bounded)
 
 
 @dataclass(slots=True)
@@ -54,7 +56,7 @@ class _FpRule:
 
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
-                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE]
+                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, *stall_list.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
@@ -222,6 +224,12 @@ class LogParser:
                         # says nothing about the device)
                         data.setdefault("gpu", str(seg.pre.device))
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
+                if fr.fp.presence:
+                    # a sync-point report may list several points on one line (Horovod's stalled
+                    # tensors, each with its ranks): each is a report of its own
+                    for more in itertools.islice(fr.regex.finditer(seg.body, m.end()), MAX_PRESENCE_PER_LINE):
+                        extra = {k: v for k, v in more.groupdict().items() if v is not None}
+                        seg.emit(EventKind.MATCH, failure=fr.entry.id, data={**data, **extra})
                 if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
                     ev.rank_from = None

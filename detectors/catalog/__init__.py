@@ -69,8 +69,9 @@ class Fingerprint(_Strict):
     # ``world_size``, ``timeout`` as H:MM:SS): the culprit is the rank absent from every
     # report. "waiting": still within its timeout (no alert until it times out or outlasts
     # it); "stalled": the speaker already judged the wait too long; "released": the sync
-    # point was passed (its ``key``, or every open one)
-    presence: Literal["waiting", "stalled", "released"] | None = None
+    # point was passed (its ``key``, or every open one); "missing": the line names ranks
+    # ABSENT from the sync point (Horovod's "Missing ranks:" list) after a stall warning
+    presence: Literal["waiting", "stalled", "released", "missing"] | None = None
 
     @field_validator("pattern")
     @classmethod

@@ -49,6 +49,7 @@ class FileState:
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)
     nccl_last: tuple[int, str, int] | None = None
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
+    stall_list: int | None = None  # line of a stall inspector's list header or its last entry
 
 
 @dataclass(slots=True)

@@ -190,3 +190,49 @@ def test_sync_points_survive_a_checkpoint() -> None:
             st.add(ev)
     st = snapshot.load(snapshot.dump(st))
     assert build_report(st)["incidents"][0]["initiator"]["rank"] == 4
+
+
+# ---------------------------------------------------------------- Horovod's stall inspector list
+_HVD_HEAD = ("[2021-02-02 21:19:07.345988: W /tmp/pip-install-dxtho7yu/horovod/common/stall_inspector.cc:105] "
+             "One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are "
+             "waiting for remainder of ranks for more than 10 seconds. This may indicate that different ranks are "
+             "trying to submit different tensors or that only subset of ranks is submitting tensors, which will "
+             "cause deadlock. ")
+
+
+def test_horovod_missing_ranks_list_names_the_one_rank_listed() -> None:
+    # Horovod >= 0.21 (stall_inspector.cc), from DEKHTIARJonathan/HVD_TF_Worker_Desync_BugReport
+    incs = report(_HVD_HEAD + "\nMissing ranks:\n0: [cond_1/then/_10/cond_1/SGD/PartitionedCall/DistributedSGD_Allreduce/"
+                  "cond/then/_79/DistributedSGD_Allreduce/cond/HorovodAllreduce_grads_0]\n")["incidents"]
+    assert [(i["failure"], i["severity"], i["initiator"]["rank"], i["initiator"]["rank_from"]) for i in incs] == [
+        ("rank_hang", "critical", 0, "absence")]
+
+
+def test_a_stall_list_under_srun_labels_is_the_lists_rank_not_a_task_label() -> None:
+    # the older "Stalled ranks:" list (horovod/horovod#2067 shape): "0: [" reads like srun --label's "0: "
+    entry = "0: [HorovodBroadcast_bert_embeddings_LayerNorm_beta_0, HorovodBroadcast_bert_embeddings_LayerNorm_gamma_0]"
+    incs = report(f"Stalled ranks:\n{entry}\n{_HVD_HEAD}\nStalled ranks:\n{entry}\n")["incidents"]
+    assert [(i["failure"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", 0)]
+    # outside a list the same shape is a task label: that rank's line, and no stall
+    st = fed_state(["1: [foo_bar.0, foo_bar.1]", "1: step 3 loss 0.5"])
+    assert not st.sync_points and not report("1: [foo_bar.0, foo_bar.1]\n")["incidents"]
+
+
+def test_several_ranks_missing_the_same_tensors_names_none_of_them() -> None:
+    incs = report(_HVD_HEAD + "\nMissing ranks:\n2: [allreduce.layer1.weight, allreduce.layer1.bias]\n"
+                  "5: [allreduce.layer1.weight, allreduce.layer1.bias]\n")["incidents"]
+    assert [(i["failure"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", None)]
+    assert incs[0]["initiator"].get("rank_from") is None
+
+
+def test_the_one_rank_that_submitted_another_tensor_is_named() -> None:
+    # old "[ready ranks: ...]" lines (the shape of horovod/horovod#403): the gradients wait for
+    # rank 3 while a loss tensor is ready on rank 3 alone: rank 3 runs something else
+    lines = [_HVD_HEAD, "Stalled ops: HorovodAllreduce_loss_Mean_0 [ready ranks: 3], "
+             "DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_gradients_a_0 [ready ranks: 2, 0, 1], "
+             "DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_gradients_b_0 [ready ranks: 0, 1, 2]"]
+    incs = report("\n".join(lines) + "\n")["incidents"]
+    assert [(i["failure"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", 3)]
+    # two ranks that each wait for the other: neither stands apart
+    two = [_HVD_HEAD, "HorovodAllreduce_a_0 [ready ranks: 0], HorovodAllreduce_b_0 [ready ranks: 1]"]
+    assert [i["initiator"]["rank"] for i in report("\n".join(two) + "\n")["incidents"]] == [None] * len(report("\n".join(two) + "\n")["incidents"])
