@@ -560,6 +560,8 @@ class _Correlator:
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
         fatal += self.bf16_context(fatal)
+        if not fatal and not any(f.severity in ("critical", "warning") for f in numeric + scale + spikes):
+            fatal += self.unfinished_tracebacks()
 
         out: list[Incident] = []
         fatal_inc = self.assemble(fatal, kind="fatal")
@@ -575,6 +577,19 @@ class _Correlator:
                 out.append(inc)
         out += symptom_incidents(st, self.ctx, out)  # the seed's symptoms (detectors/symptoms.py), their own incidents
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
+        return out
+
+    def unfinished_tracebacks(self) -> list[Finding]:
+        """A file whose last traceback never reached its exception line (nothing said anything
+        after its header: a paste cut there, a process killed while printing it), and nothing
+        else went wrong: that traceback is the failure, with the rank its block carries."""
+        out: list[Finding] = []
+        for _, src, rank, rank_from in sorted(self.st.open_blocks.values(), key=lambda b: b[0]):
+            data: dict[str, Any] = {"unfinished": True}
+            if rank is not None and rank_from is not None:
+                data["rank_from"] = rank_from
+            out.append(self.finding("rank_exception", rank, self.last_step(rank) if rank is not None else None, None,
+                                    [src], **data))
         return out
 
     def bf16_context(self, fatal: list[Finding]) -> list[Finding]:
@@ -689,6 +704,10 @@ class _Correlator:
         elif d.get("weak"):
             lines.append(f"{who} exited with code {d.get('exitcode')} (a Python exception) according to the launcher; "
                          "its own traceback is not in these logs.")
+        elif d.get("unfinished"):
+            lines.append(f"{who} printed a Python traceback{at} that ends before its exception line (the log stops "
+                         "inside it), and nothing else in these logs went wrong: that exception ended the run. "
+                         "Its last frame is where it was raised; the full message is in the rank's stderr or error.json.")
         elif failure == "rank_killed":
             lines.append(f"{who} was killed with SIGKILL (exit -9) without a Python traceback: usually the host OOM killer "
                          "or the scheduler (check `dmesg` / `journalctl -k` on that node).")

@@ -69,6 +69,11 @@ class RankState:
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
 
 
+# events that end a traceback block of their file: its exception line (a failure), or the
+# file going on with metrics or launcher lines
+_CLOSES_BLOCK = frozenset({EventKind.MATCH, EventKind.SAMPLE, EventKind.EXIT, EventKind.TEARDOWN})
+
+
 def _late(st: RankState, ev: Event) -> bool:
     """A sample from the file (and file generation) that set the rank's step, at an earlier
     line: it was delivered out of order (MQTT redelivery, a batch that reached a half-made
@@ -119,6 +124,9 @@ class JobState:
         self.first_sample_order: int | None = None  # arrival order of the first metric line
         self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
         self.last_traceback_order = 0  # arrival order of the last traceback (any rank, or none named)
+        # per file, a traceback whose exception line has not come (yet): nothing read after its
+        # header (a failure, a metric line, a launcher line) closed it
+        self.open_blocks: dict[str, tuple[int, Source, int | None, str | None]] = {}  # path → (order, header, rank, rank_from)
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
@@ -144,6 +152,7 @@ class JobState:
         self.__dict__.setdefault("sync_points", {})
         self.__dict__.setdefault("last_traceback_order", 0)
         self.__dict__.setdefault("max_nranks", 0)
+        self.__dict__.setdefault("open_blocks", {})
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -202,6 +211,8 @@ class JobState:
         """Fold one event in. ``now`` is the wall time the line was read (live only)."""
         self.order += 1
         order = self.order
+        if self.open_blocks and ev.kind in _CLOSES_BLOCK:
+            self.open_blocks.pop(ev.source.path, None)
         if ev.data.get("implausible_rank"):
             self.dropped["implausible_rank"] += 1  # the parser refused a rank far outside the job's size
         if ev.rank is not None:
@@ -255,8 +266,10 @@ class JobState:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
         elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):
             self.last_traceback_order = order
+            self._open_block(ev, order)
         elif ev.kind is EventKind.BLOCK:
             self.last_traceback_order = order
+            self._open_block(ev, order)
             self._claim_block(ev)
             if ev.rank is not None:
                 self.traceback_ranks.add(ev.rank)
@@ -270,6 +283,10 @@ class JobState:
             if ev.data.get("nccl_proc") is not None and nranks >= self.max_nranks:
                 # the largest communicator seen is the world's: a sub-group's rank is not the global one
                 self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")
+
+    def _open_block(self, ev: Event, order: int) -> None:
+        if ev.source.path in self.open_blocks or len(self.open_blocks) < MAX_PROCS:
+            self.open_blocks[ev.source.path] = (order, ev.source, ev.rank, ev.rank_from)
 
     def _claim_block(self, ev: Event) -> None:
         """A ``[rankN]:``-tagged traceback starts: a rank-less cause finding pasted at most

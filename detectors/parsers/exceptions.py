@@ -18,7 +18,7 @@ from detectors.parsers.base import Rule, Segment
 __all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES"]
 
 _EXC = re.compile(
-    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)))(?::\s*(?P<msg>.*)|\s*$)"
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception))(?::\s*(?P<msg>.*)|\s*$)"
 )
 _FATAL = re.compile(r"^\s*Fatal Python error: (?P<msg>.+)")
 _TEARDOWN_TYPES = {"ChildFailedError", "CalledProcessError"}
@@ -119,6 +119,8 @@ def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
 BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _block)
 RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", _rankmap)
 # the fallback: run only when no specialised rule or fingerprint explained the line
-EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|Fatal Python error: ", _exception)
+# (a bare ``raise Exception("...")`` prints ``Exception: ...`` at the start of its line)
+EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[\s:\]])Exception: |Fatal Python error: ",
+                      _exception)
 NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d)", _nccl_chain)
 RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]
