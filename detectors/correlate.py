@@ -246,7 +246,7 @@ class _Correlator:
             out.append(self.finding(
                 "loss_scale_collapse", None, step, explicit[0].time if explicit else (last.time if last else None),
                 _uniq(evidence), overflows=len(real), lowest_scale=lowest, stuck_at_minimum=stuck or bool(explicit),
-                consecutive=tail_run))
+                consecutive=tail_run, explicit=bool(explicit)))
             return out
         trend = _spacing_trend(real)
         tos = [m.to_scale for m in real if m.to_scale is not None and m.to_scale > 1]
@@ -280,9 +280,13 @@ class _Correlator:
             calibrating = False
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating
         # one unbroken run of halvings down from the initial scale, no more than 12 of them
-        # (2^32 → 2^24 in DeepSpeed's first seconds): the scaler searching, whatever the spacing
-        descent = (start in inits and _final_run(real) == len(real) and lowest is not None
-                   and start is not None and lowest >= start / 4096)
+        # (2^32 → 2^24 in DeepSpeed's first seconds), or ending at a scale fp16 training
+        # commonly settles at (2^10 and above: 2^32 → 2^15 is 17 halvings in tacotron2's
+        # fp16 optimizer): the scaler searching, whatever the spacing
+        # (an excerpt may begin mid-descent: a run in the first 200 steps down to 2^10 or more)
+        descent = (_final_run(real) == len(real) and lowest is not None and start is not None and (
+            (start in inits and lowest >= min(start / 4096, 1024))
+            or (lowest >= 1024 and bool(steps) and max(steps) <= 200)))
         if not early and not late and real and (trend != "speeding" or descent) and not grown:
             # start-up: the moves begin at a framework's initial scale (2^16 torch/apex/
             # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or all of
@@ -331,6 +335,10 @@ class _Correlator:
         agents = bool(self.st.seen_local or self.st.local_to_global) or any(
             str(e.data.get("reporter", "")).startswith(("torchrun", "deepspeed")) for e in [*self.st.exits, *self.st.teardowns])
         positive = [e for e in self.st.exits if e.data["exitcode"] > 0]
+        # the exception text in the logs is a failure of the whole job (the loss scale
+        # collapsed, every rank stops itself): a worker's exception exit is that, not its own
+        job_cause = any(f.role is Role.CAUSE and self.cat[f.failure].rank_scope == "job" and f.failure not in _NUMERIC
+                        for f in own.get(None, []))
         for ev in self.st.exits:
             d = ev.data
             code = d["exitcode"]
@@ -358,6 +366,8 @@ class _Correlator:
             by_code = self.exit_failures.get(code)
             if by_code is not None:
                 out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
+            elif code > 0 and job_cause:
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code > 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
                                         weak=True, **kw))
@@ -535,7 +545,7 @@ class _Correlator:
         # a collapse the overflow lines showed happening (a scale logged below 1 beside a NaN in
         # the same metrics table says nothing about which came first)
         collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE
-                    and f.data.get("overflows", 0) > 0]
+                    and (f.data.get("overflows", 0) > 0 or f.data.get("explicit"))]
         descent = len(_dedupe_moves(self.st.scale_moves)) >= 3
         # NaN reports of the job as a whole (a NaN loss metric, "NaN or Inf found in input tensor")
         nan_lines = [f for f in base if f.failure in _NUMERIC and f.rank is None and f.role is Role.CAUSE]
@@ -568,12 +578,21 @@ class _Correlator:
         if fatal_inc and fatal_inc.failure in _NUMERIC and numeric:
             fatal_inc.collateral += [self.collateral_entry(f) for f in numeric if f.rank != fatal_inc.rank or f.role is Role.COLLATERAL]
             numeric = []
+        consequences: list[dict[str, Any]] = []
+        if (fatal_inc and fatal and all(f.role is Role.COLLATERAL for f in fatal)
+                and any(f.role is Role.CAUSE and f.severity == "critical" for f in numeric + scale)):
+            # only consequences (a launcher's exits, teardown) beside a numeric cause (the loss
+            # scale collapsed, the loss went NaN and the job stopped itself): they are its collateral
+            consequences, fatal_inc = fatal_inc.collateral, None
         if fatal_inc:
             out.append(fatal_inc)
         waiting = [f for f in absent if not f.data["stalled"]] if not fatal_inc else []
         for group, kind in ((numeric, "numeric"), (scale, "scale"), (spikes, "spike"), (waiting, "wait")):
             inc = self.assemble(group, kind=kind)
             if inc:
+                if consequences and inc.severity == "critical":
+                    inc.collateral += consequences
+                    consequences = []
                 out.append(inc)
         out += symptom_incidents(st, self.ctx, out)  # the seed's symptoms (detectors/symptoms.py), their own incidents
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))

@@ -64,6 +64,8 @@ _FIELD = re.compile(
     r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
     # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
+    # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
+    r"(?:total\s{0,4}[:=]\s{0,4})?"
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
@@ -78,6 +80,8 @@ _FIELD_NO_PARTS = re.compile(
     r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
     # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
+    # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
+    r"(?:total\s{0,4}[:=]\s{0,4})?"
     rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
@@ -146,6 +150,12 @@ def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
                 continue  # eval/grad_norm and the like are not training signals
             key = "eval_loss"
         if key in out:
+            if key == "loss" and spelled[:7].lower() == "reduced" and not math.isfinite(out["loss"]):
+                # NeMo's bar: "loss=nan" (a placeholder) beside the all-reduced loss, which would
+                # be NaN too if any rank's were: the reduced value is the loss
+                v = parse_number(g[i_v])
+                if v is not None and math.isfinite(v):
+                    out["loss"] = v
             continue
         v = parse_number(g[i_v])
         if v is None:

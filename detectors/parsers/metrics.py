@@ -32,7 +32,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 # flags or look-around: it must compile on every scan engine)
 _TRIGGER = (
     r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
-    r"(?:tensor\(\[?)?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
+    r"(?:tensor\(\[?)?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
     # a loss component named after the loss ("loss_rpn_cls: 156.29", mmdet)
     r"|[Ll]oss_[A-Za-z][A-Za-z0-9_]{0,30}['\"]?\s{0,4}[:=]\s{0,4}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
@@ -200,11 +200,35 @@ def _columns(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"step": float(step), "loss": v, "unkeyed": 1.0}, "local")
 
 
+# --- print(loss): a scalar tensor's repr on a line of its own ----------------------------
+_TENSOR = re.compile(
+    r"\s*tensor\((?P<v>[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)),\s*device='(?:cuda|xpu|npu|mps)(?::\d+)?'"
+    r"(?:,\s*(?:grad_fn=<\w+>|requires_grad=True|dtype=torch\.\w+))*\)\s*",
+    re.IGNORECASE,
+)
+
+
+def _tensor(m: re.Match[str], seg: Segment) -> bool:
+    """``tensor(3.2207, device='cuda:0')``: a script that prints its loss tensor each step.
+    A line alone is any scalar; a run of them (each right below the last) is a series, read as
+    an ``unkeyed`` value (judged only on a NaN or a 100x spike), without a step."""
+    tm = _TENSOR.fullmatch(seg.body)
+    if tm is None:
+        return False
+    prev = getattr(seg.file, "tensor_line", None)
+    seg.file.tensor_line = seg.source.line
+    v = parse_number(tm.group("v"))
+    if prev is None or not 0 < seg.source.line - prev <= 2 or v is None:
+        return False
+    return _emit(seg, {"loss": v, "unkeyed": 1.0}, "local")
+
+
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
+    Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
          on_raw=True),
 ]

@@ -74,6 +74,12 @@ LINES = [
     ("MosaicML Composer's console logger (metric names are TensorBoard-style paths)",
      "\t Train loss/train/total: 7.1000", {"loss": 7.1}),
     ("a TensorBoard tag used as the key", "Loss/train: nan", {"loss": NAN}),
+    ("YOLOv3-TF: the loss's total, then its parts (corpus h2-055, h3-075)",
+     "Epoch: 1, global_step: 200 | loss: total: nan, xy: 11.83, wh: 1146.74, conf: nan, class: nan | lr: 0.0004329",
+     {"step": 200, "loss": NAN}),
+    ("NeMo's bar: a 'loss=nan' placeholder beside the all-reduced loss (corpus h3-046)",
+     "Epoch 0:   3%|▎         | 565/20101 [2:12:19<76:15:08, 14.05s/it, loss=nan, v_num=, val_loss_step=11.30, "
+     "reduced_train_loss=3.910, gradient_norm=1.070, global_step=563.0]", {"loss": 3.91, "grad_norm": 1.07}),
     ("a bracketed key (corpus d2-022, loguru)",
      "2023-01-25 00:21:34.569 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E6 iter[ 14/ 15] | "
      "[Loss] nan | [step]   104 |", {"loss": NAN, "step": 104}),

@@ -201,3 +201,33 @@ def test_a_scaler_knocked_back_to_the_same_scale_again_and_again_is_healthy() ->
     # overflows stuck at one scale (MindSpore's 'still update') are not the scaler riding its edge
     ms = "overflow, still update, loss scale adjust to 1024.0"
     assert _run([ms] * 4)[0].failure == "fp16_overflow_skips"
+
+
+def test_a_startup_descent_seen_from_its_middle_is_calibration() -> None:
+    """corpus h2-025 (tacotron2's fp16 optimizer prints only the attempted scale): the paste
+    starts at 2^23, halves on every step down to 2^16 by iteration 16, then trains cleanly."""
+    lines = [f"OVERFLOW! Skipping step. Attempted loss scale: {2.0 ** e}" for e in range(23, 16, -1)]
+    lines += ["Train iter       16 loss 49.316841 Grad Norm 10.800460 3.22s/it",
+              "OVERFLOW! Skipping step. Attempted loss scale: 65536.0"]
+    lines += [f"Train iter       {i} loss {40 - i:.6f} Grad Norm 8.1 3.18s/it" for i in range(18, 25)]
+    assert [(i.failure, i.severity) for i in _run(lines)] == [("loss_scale_warmup", "info")]
+
+
+def test_an_overflow_that_cannot_lower_the_scale_is_the_collapse() -> None:
+    """DeepSpeed at its floor (deepspeedai/DeepSpeed#1593, quoted without its logger tag)."""
+    top = _run(["OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1"])[0]
+    assert (top.failure, top.data.get("stuck_at_minimum")) == ("loss_scale_collapse", True)
+
+
+def test_a_collapse_line_before_the_nan_explains_it_and_the_workers_exit() -> None:
+    """k2-fsa recipes (corpus d3-045, d3-044): the scale-is-small warning comes before the NaN
+    loss, and mp.spawn's "Process 1 terminated" is that exit, not rank 1's own failure."""
+    warn = "2023-03-06 12:41:16,652 WARNING [trainer.py:680] (2/4) Grad scale is small: 0.0"
+    nan = ("2023-03-06 12:41:16,653 INFO [trainer.py:694] (2/4) Epoch 1, batch 8500, "
+           "train_loss[loss=nan, ArTop10Accuracy=0, over 1266.00 frames. ]")
+    top = _run([warn, nan])[0]
+    assert top.failure == "loss_scale_collapse" and any(c["failure"] == "nonfinite_loss" for c in top.collateral)
+    spawn = ["-- Process 1 terminated with the following error:", "Traceback (most recent call last):",
+             '  File "train.py", line 1000, in train_one_epoch', "    raise RuntimeError(",
+             "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10"]
+    assert [(i.failure, i.rank) for i in _run(spawn) if i.severity == "critical"] == [("loss_scale_collapse", None)]

@@ -53,3 +53,18 @@ def test_a_bare_exception_line_is_read() -> None:
     assert [(i["failure"], i["initiator"]["rank"]) for i in incidents("[rank3]: Exception: shard index out of range")] == [
         ("rank_exception", 3)]
     assert incidents("Caught Exception: retrying the download") == []  # not a line of its own
+
+
+def test_a_series_of_printed_loss_tensors_is_read() -> None:
+    # print(loss) every step (lich99/ChatGLM-finetune-LoRA#32, corpus h3-067)
+    lines = ["tensor(3.2207, device='cuda:0')"] + ["tensor(nan, device='cuda:0')"] * 3
+    assert [(i["failure"], i["initiator"]["rank"]) for i in incidents("\n".join(lines))] == [("nonfinite_loss", None)]
+    # one printed tensor alone is any scalar
+    assert incidents("some value\ntensor(nan, device='cuda:0')\n") == []
+
+
+def test_a_watchdog_timeout_without_seqnum_is_read() -> None:
+    # torch <= 1.10 printed no SeqNum (huggingface/accelerate#314, corpus h3-050)
+    line = ("[E ProcessGroupNCCL.cpp:485] [Rank 6] Watchdog caught collective operation timeout: "
+            "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802246 milliseconds before timing out.")
+    assert [i["failure"] for i in incidents(line)] == ["collective_timeout"]
