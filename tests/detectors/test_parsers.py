@@ -294,6 +294,11 @@ def test_prefix_layers_and_device_is_not_rank() -> None:
     assert (p.local_rank, p.rank, p.body) == (2, 10, "Traceback (most recent call last):")
     p = split_prefixes("(RayWorkerWrapper pid=270291, ip=10.175.94.190) [rank1]: ValueError: x")
     assert p.rank == 1 and p.body == "ValueError: x"
+    # Open MPI's --tag-output ([jobid,rank]) and horovodrun's gloo launcher ([rank] alone, pytorch/ignite#3466)
+    p = split_prefixes("[1,3]<stderr>:RuntimeError: x")
+    assert p.rank == 3 and p.body == "RuntimeError: x"
+    p = split_prefixes("[1]<stderr>:RuntimeError: ncclCommInitRank failed: unhandled cuda error")
+    assert p.rank == 1 and p.body.startswith("RuntimeError: ncclCommInitRank")
 
 
 def test_progress_bar_split() -> None:
