@@ -898,7 +898,9 @@ def _final_run(moves: list[ScaleMove]) -> int:
     run = 0
     prev: ScaleMove | None = None
     for m in moves:
-        if prev is not None and prev.to_scale is not None and m.from_scale is not None and m.from_scale > prev.to_scale:
+        if prev is not None and prev.to_scale is not None and (
+                (m.from_scale is not None and m.from_scale > prev.to_scale)
+                or (m.from_scale is None and m.to_scale is not None and m.to_scale >= prev.to_scale)):
             run = 0  # the scale grew in between: a new episode
         elif prev is not None and prev.step is not None and m.step is not None and m.step - prev.step > 5:
             run = 0

@@ -231,3 +231,16 @@ def test_a_collapse_line_before_the_nan_explains_it_and_the_workers_exit() -> No
              '  File "train.py", line 1000, in train_one_epoch', "    raise RuntimeError(",
              "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10"]
     assert [(i.failure, i.rank) for i in _run(spawn) if i.severity == "critical"] == [("loss_scale_collapse", None)]
+
+
+def test_apex_moves_that_name_only_the_new_scale_start_a_new_run_when_it_grew() -> None:
+    """apex prints only "reducing loss scale to X": a move to a higher scale than the last one
+    means the scaler grew back in between, so the back-to-back run starts again."""
+    from detectors.correlate import _final_run
+    from detectors.model import ScaleMove, Source
+
+    def move(i: int, to: float) -> ScaleMove:
+        return ScaleMove(None, i, None, Source("a.log", i, ""), None, to)
+
+    assert _final_run([move(1, 16384), move(2, 8192), move(3, 4096)]) == 3
+    assert _final_run([move(1, 16384), move(2, 8192), move(3, 65536), move(4, 32768)]) == 2
