@@ -46,6 +46,9 @@ _SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
 _MPI = re.compile(r"\[(?:\d+,)?(?P<n>\d+)\]<(?:stdout|stderr|stddiag)>:")
 _RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
 _STREAM = re.compile(r"(?:stderr|stdout): ")
+# Determined AI's task logs: "[2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || " (time, the
+# container's short id, the worker's global rank)
+_DETERMINED = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] [0-9a-f]{6,12} \[rank=(?P<n>\d{1,6})\] \|\| ")
 # any short label without brackets, right before a torchrun "[default3]:" or c10 "[rank3]:" prefix
 _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:)")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
@@ -166,6 +169,11 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             pos = m.end()
             continue
         m = _MPI.match(s, pos)
+        if m:
+            p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _DETERMINED.match(s, pos)
         if m:
             p.rank = int(m.group("n"))
             pos = m.end()

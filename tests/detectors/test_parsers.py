@@ -299,6 +299,9 @@ def test_prefix_layers_and_device_is_not_rank() -> None:
     assert p.rank == 3 and p.body == "RuntimeError: x"
     p = split_prefixes("[1]<stderr>:RuntimeError: ncclCommInitRank failed: unhandled cuda error")
     assert p.rank == 1 and p.body.startswith("RuntimeError: ncclCommInitRank")
+    # Determined AI's task log (corpus h3-087)
+    p = split_prefixes("[2024-02-27T21:35:28.726901Z] fa88a9df [rank=2] || Traceback (most recent call last):")
+    assert p.rank == 2 and p.body == "Traceback (most recent call last):"
 
 
 def test_progress_bar_split() -> None:
