@@ -220,7 +220,7 @@ class Scanner:
                 end = n
             line = buf[start:end]
             if self.engine == "re2":
-                ids = list(self._set.Match(line))
+                ids = list(self._set.Match(line) or ())  # None when nothing matches in the line alone
             else:
                 ids = [i for i, p in enumerate(self._py) if p.search(line)]
             if ids:
