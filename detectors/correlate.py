@@ -17,6 +17,7 @@ time (the live daemon does, repeatedly) and it returns the verdict for what was 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -812,6 +813,14 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
             if (p.from_scale, p.to_scale, p.time, p.step) == (m.from_scale, m.to_scale, m.time, m.step) and p.source.path == m.source.path and (m.time is not None or m.step is not None):
                 continue
             if p.source.line == m.source.line and p.source.path == m.source.path:
+                continue
+            if ((p.from_scale, p.to_scale) == (m.from_scale, m.to_scale) and m.to_scale is not None
+                    and m.from_scale is not None and p.source.path == m.source.path
+                    and 0 < m.source.line - p.source.line <= 2):
+                # the overflow line, then the metric line right below logging the new scale: one
+                # move told twice (the same halving cannot happen again without the scale growing back)
+                if p.step is None and m.step is not None:
+                    out[-1] = dataclasses.replace(p, step=m.step)  # a copy: the state is only read
                 continue
             if m.to_scale is None and m.from_scale is None and p.time == m.time and m.time is not None:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line

@@ -25,7 +25,7 @@ __all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "extract_records",
 # canonical key → the spellings that mean it (matched case-insensitively, whole words)
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "step": ("global_step", "global step", "globalstep", "step", "steps", "num_updates",
-             "iteration", "iterations", "iter", "iters"),
+             "iteration", "iterations", "iter", "iters", "it"),
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
              "avg loss", "mean_loss", "loss_value", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss"),
@@ -33,7 +33,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
                   "gradient norm", "grad_norm_total"),
     "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
                    "grad_scale", "grad scale",
-                   "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale"),
+                   "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale", "scale"),
     "lr": ("learning_rate", "learning rate", "lr"),
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")

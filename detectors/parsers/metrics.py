@@ -89,6 +89,12 @@ _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
 _KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
 
+# a bracketed number leading the message, before its keys: the step ("[6] loss=nan, ..." from
+# absl/CLU's metric writers); a rank would have been read as a prefix already
+_LEAD_STEP = re.compile(r"\[(\d{1,9})\]:?\s+(?=[A-Za-z_][\w/ .-]{0,40}\s*[:=])")
+_KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     records = extract_records(body)
@@ -98,6 +104,10 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
     metrics = METRIC_KEYS & values.keys()
     if not metrics:
         return False
+    if "step" not in values and (lead := _LEAD_STEP.match(body) or _KERAS_STEP.match(body)) is not None:
+        # CLU's LoggingWriter: "[6] grad_norm=nan, loss=nan"; Keras's Progbar: " 7/12 [===>....] - ETA: 3s
+        # - loss: nan" (its counter restarts every epoch, like a tqdm bar's)
+        values["step"] = float(lead.group(1))
     if "step" not in values and len(values) < 2:
         # a lone value needs to say something: "loss is nan" does, a keyed "loss: 0.81"
         # (Keras, plain prints) does, a bare "scale: 2" does not; a row of a key/value table
@@ -223,12 +233,56 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"loss": v, "unkeyed": 1.0}, "local")
 
 
+# --- a table whose header row names the columns ----------------------------------------
+# "┃ step ┃ loss     ┃ grad_norm ┃ lr   ┃" then rows "│    7 │      nan │       nan │ 0.05 │" (rich
+# tables, markdown tables printed by training scripts): the rows alone hold only numbers
+_CELLS = re.compile(r"\s*[│┃|]\s*")
+_HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
+
+
+def _cells(body: str) -> list[str]:
+    parts = _CELLS.split(body.strip())
+    return parts[1:-1] if len(parts) >= 3 and not parts[0] and not parts[-1] else []
+
+
+def _table_header(m: re.Match[str], seg: Segment) -> bool:
+    cells = _cells(seg.body)
+    cols = [_HEADER_KEYS.get(c.casefold().replace("_", " ").replace("-", " ")) for c in cells]
+    if len([c for c in cols if c]) >= 2 and METRIC_KEYS & set(cols) and len(cols) <= 64:
+        seg.file.table_cols = tuple(cols)
+    return False
+
+
+def _table_row(m: re.Match[str], seg: Segment) -> bool:
+    cols = getattr(seg.file, "table_cols", None)  # a FileState pickled by an older version lacks it
+    if not cols:
+        return False
+    cells = _cells(seg.body)
+    if len(cells) != len(cols):
+        return False
+    values: dict[str, float] = {}
+    for key, cell in zip(cols, cells, strict=True):
+        v = parse_number(cell)
+        if v is None:
+            return False  # not a row of numbers: another table
+        if key is not None and key not in values:
+            values[key] = v
+    if "step" in values and (not math.isfinite(values["step"]) or values["step"] != int(values["step"])):
+        return False
+    return _emit(seg, values, "local")
+
+
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
+    # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
+    # multi-byte characters would be a class of their bytes)
+    Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
+         _table_header),
+    Rule("table.row", r"(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)[0-9.eE+ -]{0,30}(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)", _table_row),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
          on_raw=True),
 ]

@@ -1,0 +1,62 @@
+"""Metric line shapes met in fresh jobs printed in logging styles the project had not seen
+(round 3): each test names the framework whose format the line follows."""
+
+from __future__ import annotations
+
+import math
+
+from detectors.correlate import _dedupe_moves, incidents
+from tests.helpers import fed_state
+
+
+def samples(lines: list[str], rank: int | None = 1) -> list[tuple[int | None, dict[str, float]]]:
+    st = fed_state(lines, "rank.log", rank=rank)
+    return [(s.step, {k: v for k, v in s.data.items() if k in ("loss", "grad_norm", "loss_scale")})
+            for rs in st.ranks.values() for s in rs.samples]
+
+
+def test_clu_metric_writer_leads_with_the_step() -> None:
+    # absl logging prefix + CLU's LoggingWriter "[step] key=value, ..." (google/CommonLoopUtils)
+    (got,) = samples(["I1203 14:37:27.439390 17257 logging_writer.py:48] [6] grad_norm=nan, learning_rate=0.05, loss=nan"])
+    assert got[0] == 6 and math.isnan(got[1]["loss"])
+
+
+def test_keras_progbar_counter_is_the_step() -> None:
+    # tf.keras.utils.Progbar, interactive: "\r 7/12 [====>...] - ETA: 3s - loss: ... - grad_norm: ..." then backspaces
+    line = "\r 6/12 [======>.......] - ETA: 3s - loss: 0.41 - grad_norm: 0.8\b\b\b\r 7/12 [========>.....] - ETA: 2s - loss: nan - grad_norm: nan"
+    assert [s[0] for s in samples([line])] == [6, 7]
+
+
+def test_short_keys_it_and_scale() -> None:
+    # a custom logging.Formatter and short keys: "it" is the step, a bare "scale" the loss scale
+    ((step, vals),) = samples(["[R2][2026-12-03 14:42:18][train][INFO] it 6 loss nan gnorm nan scale 65536.0"])
+    assert step == 6 and vals["loss_scale"] == 65536.0 and math.isnan(vals["grad_norm"])
+
+
+def test_a_table_header_names_the_columns_of_its_rows() -> None:
+    # rich.table printed once (header), then one row per step, as a training script prints them
+    head = ["┏━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━┓", "┃ step ┃ loss     ┃ grad_norm ┃ lr   ┃",
+            "┡━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━┩"]
+    rows = ["│    6 │   0.4100 │    0.8000 │ 0.05 │", "│    7 │      nan │       nan │ 0.05 │"]
+    got = samples(head + rows)
+    assert [s[0] for s in got] == [6, 7] and math.isnan(got[1][1]["loss"])
+    assert [(i.failure, i.rank, i.step) for i in incidents(fed_state(head + rows, "rank.log", rank=3))] == [
+        ("nonfinite_loss", 3, 7)]
+    # markdown pipes, prefixed by torchrun's tee
+    md = ["[default1]:| iter | train_loss | gnorm |", "[default1]:| 12 | 2.5 | 1.1 |"]
+    assert samples(md, rank=None) == [(12, {"loss": 2.5, "grad_norm": 1.1})]
+    # rows without a header, or a header of no metric, are nobody's metrics
+    assert samples(rows) == []
+    assert samples(["| name | size |", "| 7 | 12 |"]) == []
+
+
+def test_deepspeed_scales_in_scientific_notation_and_a_move_told_twice() -> None:
+    ovf = ("[2026-12-03 14:44:36,879] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping "
+           "step. Attempted loss scale: 1.04858e+06, reducing to 524288")
+    st = fed_state([ovf, "Epoch: 0, Step: 1, Rank: 0, loss = 0.36, grad_norm = nan, loss_scale = 524288.0",
+                    ovf.replace("1.04858e+06, reducing to 524288", "524288, reducing to 262144"),
+                    "Epoch: 0, Step: 2, Rank: 0, loss = 0.42, grad_norm = nan, loss_scale = 262144.0"], "rank.log")
+    assert st.scale_moves[0].from_scale == 1048580.0
+    moves = _dedupe_moves(st.scale_moves)  # the overflow line and the metric line right below it: one move
+    assert [(m.from_scale, m.to_scale, m.step) for m in moves] == [(1048580.0, 524288.0, None), (524288.0, 262144.0, 2)]
+    assert st.scale_moves[1].step is None  # the overflow line's own move: the state is only read
