@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from detectors.model import Event, EventKind, Source
 from detectors.prefixes import Prefixed
@@ -49,6 +50,7 @@ class FileState:
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)
     nccl_last: tuple[int, str, int] | None = None
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
+    shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
 
 
 @dataclass(slots=True)
