@@ -109,8 +109,10 @@ class ShapeBook:
     def __init__(self) -> None:
         self.shapes: dict[tuple[tuple[int, ...], str], Shape | None] = {}
 
+    # a cache, never saved: a checkpoint (or a worker's state) holds no skeleton of log text, and
+    # the shapes are learned again after a restart (the events are the same either way)
     def __getstate__(self) -> dict[str, Any]:
-        return {"shapes": self.shapes}
+        return {"shapes": {}}
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.shapes = d["shapes"]
