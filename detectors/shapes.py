@@ -50,11 +50,13 @@ VERIFY_LINES = 8  # lines of each shape parsed by both paths before the shape is
 MAX_VERIFY_LINES = 64  # a shape whose values are still ambiguous after this many lines is retired
 MAX_SHAPES = 128  # shapes (and refused skeletons) remembered per file
 MAX_LINE = 4096  # longer lines always take the general path
+EVIDENCE_CHARS = 2000  # parse.MAX_EVIDENCE_CHARS (a test checks they agree)
 MAX_TOKEN = 30  # a longer digit run always takes the general path (int() limits, bounded regexes)
 
 # a number token: digits, an optional fraction and exponent, not glued to a word ("fp16",
 # "0x55d0", "log2" stay literal text). Signs, "nan", "inf" are literal text.
-_TOKEN = re.compile(r"(?<![A-Za-z_0-9.])([0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?![A-Za-z_0-9])")
+# (written to start with a digit, which lets re skip to the next one; atomic, so "38.02GB" is no token)
+_TOKEN = re.compile(r"([0-9](?<![A-Za-z_0-9.][0-9])(?>[0-9]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?))(?![A-Za-z_0-9])")
 _TOKEN_SPLIT = _TOKEN.split
 # the prefix timestamps split_prefixes reads (prefixes._ts_full / _ts_md layouts)
 # (the seconds' fraction, when it follows a ",", is a token of its own: free digits of a fixed width)
@@ -135,6 +137,11 @@ class ShapeBook:
         if shape is False:
             first = len(out)
             general(text, lineno, state, ids, out)
+            if len(shapes) >= MAX_SHAPES:
+                # full: forget the refused skeletons (a job's metric line changes width at step 10,000
+                # and needs a new shape long after the timer lines' one-off skeletons filled the book)
+                for k in [k for k, v in shapes.items() if v is None]:
+                    del shapes[k]
             if len(shapes) < MAX_SHAPES:
                 shape = shapes[key] = derive(text, toks, state, out[first:])
                 if shape is not None and not shape.settled():
@@ -170,11 +177,11 @@ def _narrow(shape: Shape, toks: list[str], events: list[Event]) -> None:
         return  # the comparison fails anyway
     for es, ev in zip(shape.events, events, strict=True):
         if isinstance(es.step, tuple) and ev.step is not None:
-            es.step = _pick(tuple(i for i in es.step if _num(toks[i]) == ev.step))
+            es.step = _pick(tuple(i for i in es.step if float(toks[i]) == ev.step))
         for j, (k, how, slot) in enumerate(es.data):
             if how == "t" and isinstance(slot, tuple):
                 v = ev.data.get(k)
-                es.data[j] = (k, how, _pick(tuple(i for i in slot if _num(toks[i]) == v)))
+                es.data[j] = (k, how, _pick(tuple(i for i in slot if float(toks[i]) == v)))
 
 
 def _disambiguate(shape: Shape, parts: list[str], lineno: int, state: FileState, ids: list[int],
@@ -203,56 +210,44 @@ def _pick(cands: tuple[int, ...]) -> Slot:
     return cands[0] if len(cands) == 1 else cands
 
 
-def _num(tok: str) -> float:
-    return float(tok)
-
-
 def _first(slot: Slot) -> int:
     return slot[0] if isinstance(slot, tuple) else slot
 
 
 def _emit(shape: Shape, text: str, toks: list[str], lineno: int, state: FileState, out: list[Event]) -> bool:
-    """The events of a line of ``shape`` (False: the line does not fit after all)."""
+    """The events of a line of ``shape`` (False: the line does not fit after all; nothing is added)."""
     for i, t in shape.fixed:
         if toks[i] != t:
             return False
     for i, n in shape.free:
         if len(toks[i]) != n:
             return False
+    if toks and max(map(len, toks)) > MAX_TOKEN:
+        return False
     time = None
     if shape.time is not None:
         time = _time(shape.time, toks, state.year)
+    made: list[tuple[EventKind, int | None, dict[str, Any]]] = []
+    for es in shape.events:
+        step = None
+        if es.step is not None:
+            tok = toks[_first(es.step)]
+            if not tok.isdigit():
+                return False  # "step 1.5" is no step counter: the general path decides
+            step = int(tok)
+        made.append((es.kind, step, {k: float(toks[_first(v)]) if how == "t" else v for k, how, v in es.data}))
     p = shape.pre
     pre = Prefixed(text[shape.body_start:].rstrip(), p.rank, p.local_rank, p.host, p.pid, p.device, p.level, time,
                    p.logging_rank)
     job = state.job
     dropped_before = job.implausible
     rank, local, rank_from = resolve_rank(pre, state)
-    source = Source(state.path, lineno, text[:2000])
+    source = Source(state.path, lineno, text[:EVIDENCE_CHARS])
     if rank is None:
         rank_from = None
     first = len(out)
-    try:
-        for es in shape.events:
-            data: dict[str, Any] = {}
-            for k, how, v in es.data:
-                if how == "t":
-                    tok = toks[_first(v)]
-                    if len(tok) > MAX_TOKEN:
-                        return False
-                    data[k] = float(tok)
-                else:
-                    data[k] = v
-            step = None
-            if es.step is not None:
-                tok = toks[_first(es.step)]
-                if len(tok) > MAX_TOKEN or not tok.isdigit():
-                    return False
-                step = int(tok)
-            out.append(Event(es.kind, source, rank, local, p.host, time, step, None, data, rank_from))
-    except (ValueError, IndexError):
-        del out[first:]
-        return False
+    for kind, step, data in made:
+        out.append(Event(kind, source, rank, local, p.host, time, step, None, data, rank_from))
     if job.implausible != dropped_before:
         for ev in out[first:]:
             ev.data["implausible_rank"] = True

@@ -99,6 +99,15 @@ def test_same_events_on_the_bench_corpora(mix: str, tmp_path: Path, verify_lines
     assert active >= (2 if mix == "nccl" else 8)
 
 
+def test_evidence_is_cut_where_the_general_path_cuts_it() -> None:
+    from detectors.parse import MAX_EVIDENCE_CHARS
+
+    assert shapes.EVIDENCE_CHARS == MAX_EVIDENCE_CHARS
+    pad = "x" * 3000
+    fast, general, _ = _run([f"{line} | note {pad}" for line in _lines(30)])
+    assert shapes.same_events(fast, general) and len(fast[-1].source.text) == MAX_EVIDENCE_CHARS
+
+
 def _lines(n: int, loss: str = "{:.4f}", start: int = 1) -> list[str]:
     return [f"2024-12-18 06:23:{i % 60:02d},{i % 1000:03d} - INFO - train - step {i}/1000 | "
             f"loss {loss.format(10 - i / 10)} | grad_norm {1 + i / 7:.4f} | lr 1.500e-07"
@@ -160,3 +169,14 @@ def test_the_rank_is_resolved_per_line() -> None:
     fast, general, _ = _run(lines)
     assert shapes.same_events(fast, general)
     assert fast[0].local_rank == 2 and fast[-1].rank == 10
+
+
+def test_a_full_book_forgets_refused_skeletons_first() -> None:
+    # one-off metric lines (each its own skeleton, refused: a computed value) fill the book; the
+    # file's real metric line, met later, still gets its shape
+    junk = [f"{'x' * (i % 50)}{'y' * (i // 50)} lg_loss_scale {i % 7 + 1}.5 step {i}" for i in range(shapes.MAX_SHAPES + 40)]
+    fast, general, state = _run(junk + _lines(30))
+    assert shapes.same_events(fast, general)
+    book = state.shapes
+    assert book is not None and len(book.shapes) <= shapes.MAX_SHAPES
+    assert sum(s is not None and s.active for s in book.shapes.values()) == 1
