@@ -21,7 +21,8 @@ Exactness before speed:
 - a number token is digits only (``nan``, ``inf`` and signs are literal text), so a line
   carrying a non-finite value never has the shape of a finite one;
 - the first ``VERIFY_LINES`` lines of each shape are parsed by both paths and compared,
-  event by event and field by field (with types); a value two tokens could explain stays
+  event by event and field by field (with types); a value two tokens could explain is told
+  apart by one more parse of the line with distinct numbers in its tokens, else stays
   undecided until lines tell them apart. A mismatch, or a value still undecided after
   ``MAX_VERIFY_LINES``, retires the shape for that file: its lines take the general path;
 - ``tests/detectors/test_shapes.py`` runs both paths over every metric line of the test
@@ -158,11 +159,11 @@ class ShapeBook:
         before = job.implausible
         first = len(out)
         general(text, lineno, state, ids, out)
-        _narrow(shape, toks, out[first:])
+        narrowed = _narrow(shape, toks, out[first:])
         after = job.implausible
         job.implausible = before  # the shape resolves the rank again, from the same state
         fast: list[Event] = []
-        ok = _emit(shape, text, toks, lineno, state, fast)
+        ok = narrowed and _emit(shape, text, toks, lineno, state, fast)
         job.implausible = after
         if not ok or not same_events(fast, out[first:]) or shape.seen > MAX_VERIFY_LINES:
             shapes[key] = None
@@ -171,17 +172,32 @@ class ShapeBook:
         shape.active = shape.verified >= VERIFY_LINES and shape.settled()
 
 
-def _narrow(shape: Shape, toks: list[str], events: list[Event]) -> None:
-    """Keep, for each undecided value, the tokens that hold it on this line too."""
+def _narrow(shape: Shape, toks: list[str], events: list[Event]) -> bool:
+    """Keep, for each undecided value, the tokens that hold it on this line too (False, and
+    nothing changed, when no token holds one of them: the shape is wrong)."""
     if len(events) != len(shape.events):
-        return  # the comparison fails anyway
+        return False
+    steps: list[Slot | None] = []
+    datas: list[list[tuple[str, str, Any]]] = []
     for es, ev in zip(shape.events, events, strict=True):
-        if isinstance(es.step, tuple) and ev.step is not None:
-            es.step = _pick(tuple(i for i in es.step if float(toks[i]) == ev.step))
-        for j, (k, how, slot) in enumerate(es.data):
+        step = es.step
+        if isinstance(step, tuple):
+            step = _pick(tuple(i for i in step if ev.step is not None and float(toks[i]) == ev.step))
+            if step == ():
+                return False
+        data = list(es.data)
+        for j, (k, how, slot) in enumerate(data):
             if how == "t" and isinstance(slot, tuple):
                 v = ev.data.get(k)
-                es.data[j] = (k, how, _pick(tuple(i for i in slot if float(toks[i]) == v)))
+                slot = _pick(tuple(i for i in slot if float(toks[i]) == v))
+                if slot == ():
+                    return False
+                data[j] = (k, how, slot)
+        steps.append(step)
+        datas.append(data)
+    for es, step, data in zip(shape.events, steps, datas, strict=True):
+        es.step, es.data = step, data
+    return True
 
 
 def _disambiguate(shape: Shape, parts: list[str], lineno: int, state: FileState, ids: list[int],

@@ -180,3 +180,14 @@ def test_a_full_book_forgets_refused_skeletons_first() -> None:
     book = state.shapes
     assert book is not None and len(book.shapes) <= shapes.MAX_SHAPES
     assert sum(s is not None and s.active for s in book.shapes.values()) == 1
+
+
+def test_a_value_that_only_looked_like_a_token_retires_the_shape() -> None:
+    # lg_loss_scale 2 means a loss scale of 4: on the first line two other tokens say 4.0 as well,
+    # on the next ones no token holds the value (it is computed): retired, never a wrong value
+    lines = [f"step {i} | lg_loss_scale {2 + i // 2}.0 | loss 1.5 | a 4.0 | b 4.0" for i in range(20)]
+    fast, general, state = _run(lines)
+    assert shapes.same_events(fast, general)
+    assert [ev.data["loss_scale"] for ev in fast[:4]] == [4.0, 4.0, 8.0, 8.0]
+    book = state.shapes
+    assert book is not None and all(s is None for s in book.shapes.values())
