@@ -303,6 +303,10 @@ def derive(text: str, toks: list[str], state: FileState, events: list[Event]) ->
         return None
     if any(len(t) > MAX_TOKEN for t in toks):
         return None
+    # the cheap refusal first (a value computed, or glued to a unit: "38.02GB" is no token)
+    held = {float(t) for t in toks}
+    if any(isinstance(v, float) and v not in held for ev in events for v in ev.data.values()):
+        return None
     segs = text.split("\r")
     if any(s.strip() for s in segs[:-1]):
         return None  # one message after blank tqdm clears at most
