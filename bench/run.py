@@ -201,11 +201,17 @@ def tool_version(argv: list[str]) -> str:
         return "unavailable"
 
 
+def _python_env() -> dict[str, str]:
+    """The environment without PYTHONDONTWRITEBYTECODE: an installed rankwatch has its .pyc files
+    (pip writes them); without them every run compiles its modules again (~0.2 s of start-up)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def argv_for(tool: str, corpus: Path, files: list[Path]) -> tuple[list[str], dict[str, str] | None]:
     if tool == "rankwatch":
-        return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json"], None
+        return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json"], _python_env()
     if tool == "rankwatch-1":
-        return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json", "--jobs", "1"], None
+        return [*rankwatch_cmd(), "diagnose", str(corpus), "--format", "json", "--jobs", "1"], _python_env()
     if tool == "mtail":
         return [
             mtail_bin() or "mtail",

@@ -20,6 +20,7 @@ from detectors.catalog import Catalog, load_catalog
 from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, Source, key_of
 from detectors.parsers.exceptions import BLOCK_LINES
 from detectors.tracks import SymptomTrack
+from detectors.window import median_mad
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
@@ -615,17 +616,9 @@ def _halves(a: ScaleMove, b: ScaleMove) -> bool:
 
 def _median_mad(samples: Iterable[SampleRec], metric: str) -> tuple[float, float, int] | None:
     """(median, MAD x 1.4826, count) of the finite values of ``metric`` in ``samples`` (upper
-    median). Called once per ``BASELINE_EVERY`` samples per rank over ``WINDOW`` samples: list
-    comprehensions and in-place sorts, ~2x cheaper than sorting generators."""
-    vals = [v for s in samples if (v := s.data.get(metric)) is not None and math.isfinite(v)]
-    if not vals:
-        return None
-    vals.sort()
-    mid = len(vals) // 2
-    med = vals[mid]
-    devs = [abs(x - med) for x in vals]
-    devs.sort()
-    return med, devs[mid] * 1.4826, len(vals)
+    median). Called once per ``BASELINE_EVERY`` samples per rank over ``WINDOW`` samples; a
+    rank's window is kept sorted as it slides (``detectors.window``), the result is the sort's."""
+    return median_mad(samples, metric)
 
 
 def _float(v: Any) -> float | None:

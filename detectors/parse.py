@@ -29,6 +29,7 @@ from detectors.parsers.base import FileState, Rule, Segment
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
 from detectors.scanner import NoiseRule, Scanner
+from detectors.shapes import ShapeBook
 
 __all__ = ["MAX_EVIDENCE_CHARS", "LogParser", "default_parser"]
 
@@ -61,7 +62,9 @@ _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
 class LogParser:
-    def __init__(self, catalog: Catalog | None = None, engine: str | None = None) -> None:
+    def __init__(self, catalog: Catalog | None = None, engine: str | None = None, shapes: bool = True) -> None:
+        """``shapes``: read repeated metric lines by their per-file shape (``detectors/shapes.py``);
+        False parses every line by the general path (the reference the shapes are tested against)."""
         self.catalog = catalog or load_catalog()
         self.special = list(_SPECIAL)
         self.fingerprints: list[_FpRule] = [
@@ -78,6 +81,11 @@ class LogParser:
         self._exc_id = len(patterns) - 1
         self._postfix_rule = next((r for r in self.special if r.name == metrics.FIELDS_RULE), None)
         self._context_only = frozenset(i for i, r in enumerate(self.special) if r.name.startswith("context."))
+        # the rules whose lines may take a shape's shortcut: metrics, throughput and context (never a
+        # catalog fingerprint, the exception rule, a launcher line or bare number columns)
+        self._shape_ids = frozenset(
+            i for i, r in enumerate(self.special)
+            if r.name.startswith(("metrics.", "perf.", "context."))) if shapes else frozenset()
 
     # ------------------------------------------------------------------ chunks and lines
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
@@ -90,8 +98,9 @@ class LogParser:
         count = buf.count
         context_only = self._context_only
         seen = getattr(state, "context_seen", None)  # a FileState pickled by an older version lacks it
+        shape_ids = self._shape_ids
         for start, end, ids in self.scanner.scan(buf):
-            if context_only.issuperset(ids):
+            if ctx := context_only.issuperset(ids):
                 if seen is None:
                     seen = state.context_seen = set()
                 line = _VOLATILE.sub(b"#", buf[start:end])
@@ -104,7 +113,13 @@ class LogParser:
             lineno += count(b"\n", pos, start)
             pos = start
             text = buf[start:end].decode("utf-8", "replace")
-            self.parse_line(text, lineno, state, ids, out)
+            if not ctx and shape_ids.issuperset(ids):
+                book = getattr(state, "shapes", None)  # a FileState pickled by an older version lacks it
+                if book is None:
+                    book = state.shapes = ShapeBook()
+                book.parse(text, lineno, state, ids, out, self.parse_line)
+            else:
+                self.parse_line(text, lineno, state, ids, out)
         return out
 
     def parse_line(

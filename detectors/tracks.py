@@ -66,6 +66,10 @@ class _Thinned:
         self.stride = 1
         self.seen = 0
 
+    def keeps_next(self) -> bool:
+        """Whether the next ``append`` keeps its item (beyond ``cap`` most are dropped)."""
+        return self.seen % self.stride == 0
+
     def append(self, item: Any) -> None:
         self.seen += 1
         if (self.seen - 1) % self.stride:
@@ -97,21 +101,29 @@ class SymptomTrack:
         if d.get("scope") == "perf":
             self._perf(key, rec)
             return
-        pt = SeriesPoint(rec.step, rec.order, rec.time, _num(d.get("loss")), _num(d.get("loss_scale")),
-                         _num(d.get("grad_norm")), _num(d.get("lr")), rec.source)
-        if pt.loss is None and pt.loss_scale is None and pt.grad_norm is None:
+        loss, scale, grad = _num(d.get("loss")), _num(d.get("loss_scale")), _num(d.get("grad_norm"))
+        if loss is None and scale is None and grad is None:
             return
         series = self.series.get(key)
         if series is None and len(self.series) < SERIES_RANKS:
             series = self.series[key] = _Thinned(SERIES_POINTS)
-        if series is not None:
-            series.append(pt)
-        if pt.loss is not None and (pt.step is None or pt.step <= EARLY_STEPS):
+        early: list[SeriesPoint] | None = None
+        if loss is not None and (rec.step is None or rec.step <= EARLY_STEPS):
             early = self.early.get(key)
             if early is None and len(self.early) < EARLY_RANKS:
                 early = self.early[key] = []
-            if early is not None and len(early) < EARLY_MAX_POINTS:
-                early.append(pt)
+            if early is not None and len(early) >= EARLY_MAX_POINTS:
+                early = None
+        keep = series is not None and series.keeps_next()
+        if not keep and early is None:
+            if series is not None:
+                series.append(None)  # counted, not kept: no point is made for a thinned-out sample
+            return
+        pt = SeriesPoint(rec.step, rec.order, rec.time, loss, scale, grad, _num(d.get("lr")), rec.source)
+        if series is not None:
+            series.append(pt)
+        if early is not None:
+            early.append(pt)
 
     def _perf(self, key: RankKey, rec: SampleRec) -> None:
         d = rec.data

@@ -11,10 +11,11 @@ Pasted text and small files that a terminal hard-wrapped are rejoined first
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -145,7 +146,8 @@ def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: st
 
         streams = ParallelFiles(logs, engine, eng.job_parse, min(jobs, len(logs)))
     try:
-        _read_files(ordered, eng, streams, result, notes, progress)
+        with no_cyclic_gc():
+            _read_files(ordered, eng, streams, result, notes, progress)
     except BaseException:
         if streams is not None:
             streams.close(abort=True)
@@ -156,6 +158,21 @@ def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: st
     result.report = eng.report(files=len(files), notes=notes)
     result.state = eng.state
     return result
+
+
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Reading files makes millions of short-lived objects without reference cycles (events,
+    samples): the cyclic collector finds nothing to free in them (22 full collections over the
+    1 GB bench corpus freed no object) and took ~10 % of the CPU. Reference counting frees them
+    as before; the collector is enabled again, if it was, when the files are read."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _read_files(ordered: list[LogFile], eng: Engine, streams: ParallelFiles | None, result: DiagnoseResult,

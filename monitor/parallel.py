@@ -65,8 +65,11 @@ def _unpack(rows: list[tuple[Any, ...]]) -> list[Event]:
 
 
 def _worker(files: list[LogFile], engine: str | None, claim: Any, cancelled: Any, queues: list[Any]) -> None:
+    import gc
+
     from monitor.diagnose import CHUNK, file_state, open_log
 
+    gc.disable()  # a worker only parses: no reference cycles to collect (see diagnose.no_cyclic_gc)
     parser = default_parser(engine)  # inherited from the parent when forked: no recompilation
     while True:
         with claim.get_lock():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from detectors.model import Event, EventKind, Source
 from detectors.prefixes import Prefixed
@@ -52,6 +53,7 @@ class FileState:
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns
     stall_list: int | None = None  # line of a stall inspector's list header or its last entry
+    shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
 
 
 @dataclass(slots=True)
