@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from .scenarios.styles import STYLES, HFTrainerLike
 
@@ -82,7 +82,7 @@ def _lightning(text: str) -> Iterator[Record]:
             yield int(m.group(1)), {"loss": float(m.group(2))}
 
 
-def _fields(step: str, pairs: Iterator[tuple[str, str]], names: dict[str, str]) -> Record:
+def _fields(step: str, pairs: Iterable[tuple[str, str]], names: dict[str, str]) -> Record:
     """(step, metrics) from ``(key, value)`` pairs; ``names`` maps a style's keys to ours."""
     return int(step), {names[k]: float(v) for k, v in pairs if k in names}
 
@@ -94,7 +94,8 @@ def _absl(text: str) -> Iterator[Record]:
     """CLU's ``[step] k=v, k=v`` after the absl prefix."""
     for piece in _pieces(text):
         if m := _ABSL.search(piece):
-            yield _fields(m.group(1), (kv.split("=", 1) for kv in m.group(2).split(", ")), _OURS)
+            kv = dict(pair.split("=", 1) for pair in m.group(2).split(", "))
+            yield _fields(m.group(1), kv.items(), _OURS)
 
 
 def _titan(text: str) -> Iterator[Record]:
@@ -108,7 +109,7 @@ def _structlog(text: str) -> Iterator[Record]:
     for piece in _pieces(text):
         if m := _STRUCTLOG.search(piece):
             kv = dict(pair.split("=", 1) for pair in m.group(1).split())
-            yield _fields(kv["step"], iter(kv.items()), _OURS)
+            yield _fields(kv["step"], kv.items(), _OURS)
 
 
 def _megatron(text: str) -> Iterator[Record]:
