@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from .metrics import RANK_ZERO_STYLES, RankSteps
+from .metrics import LAST_RANK_STYLES, RANK_ZERO_STYLES, REDUCED_STYLES, RankSteps
 from .metrics import rank_steps as parse_rank_steps
 from .scenarios.styles import STYLES, HFTrainerLike
 
@@ -70,13 +70,21 @@ class Scenario:
 
     @property
     def rank_zero_only(self) -> bool:
-        """Metrics printed by rank 0 alone, reduced over ranks (HF Trainer, Lightning)."""
+        """Metrics printed by one rank alone, reduced over ranks (HF Trainer, Lightning, Megatron-LM)."""
         return self.style in RANK_ZERO_STYLES
+
+    @property
+    def metrics_rank(self) -> int:
+        """With ``rank_zero_only``: the rank that prints (0, or the last for Megatron-LM)."""
+        return NPROC - 1 if self.style in LAST_RANK_STYLES else 0
 
 
 # ---- checks: the fault shows in the logs as the scenario says -----------------------
 
 TEE_RE = re.compile(r"^\[default(\d+)\]:(.*)$")
+# --tee flushes a rank's unterminated line (a progress bar) when another rank's line comes, so
+# a line can hold a second rank's prefix midway: what follows it is that rank's
+TEE_SPLIT = re.compile(r"(?=\[default\d+\]:)")
 
 
 def rank_texts(logs: Path) -> dict[int, str]:
@@ -92,7 +100,8 @@ def rank_texts(logs: Path) -> dict[int, str]:
         elif rel.parts[0] == "node0" and (m := re.fullmatch(r"rank_(\d+)\.log", path.name)):
             texts[int(m.group(1))] = path.read_text(errors="replace")
         elif path.name == "console.log":
-            for line in path.read_text(errors="replace").splitlines():
+            lines = path.read_text(errors="replace").splitlines()
+            for line in (part for whole in lines for part in TEE_SPLIT.split(whole)):
                 if m := TEE_RE.match(line):
                     rank = int(m.group(1))
                     texts[rank] = texts.get(rank, "") + m.group(2) + "\n"
@@ -108,7 +117,7 @@ def rank_steps(logs: Path, sc: Scenario) -> RankSteps:
     """rank -> step -> metrics as the scenario's style prints them."""
     steps = parse_rank_steps(rank_texts(logs), sc.style)
     if sc.rank_zero_only:
-        _require(set(steps) <= {0}, f"rank-zero-only style, but ranks {sorted(steps)} print metrics")
+        _require(set(steps) <= {sc.metrics_rank}, f"one-rank style, but ranks {sorted(steps)} print metrics")
     return steps
 
 
@@ -134,7 +143,7 @@ def check_all_ranks_spoke(logs: Path, sc: Scenario) -> None:
 def check_clean_run(logs: Path, sc: Scenario) -> None:
     steps = rank_steps(logs, sc)
     n = int(sc.args[sc.args.index("--steps") + 1])
-    for rank in (0,) if sc.rank_zero_only else range(NPROC):
+    for rank in (sc.metrics_rank,) if sc.rank_zero_only else range(NPROC):
         got = steps.get(rank, {})
         _require(sorted(got) == logged_steps(sc, n), f"rank {rank}: steps {sorted(got)}")
         _require(all(math.isfinite(r["loss"]) for r in got.values()), f"rank {rank}: non-finite loss")
@@ -158,7 +167,7 @@ def check_reduced_nonfinite(logs: Path, sc: Scenario) -> None:
     """Rank-zero-only logging: rank 0 prints metrics reduced over ranks, finite before the
     fault step and non-finite from it (HF's NaN filter keeps the logged loss finite; only
     grad_norm shows it). Which rank went NaN cannot be read from these logs."""
-    steps, s = rank_steps(logs, sc).get(0, {}), sc.fault_step
+    steps, s = rank_steps(logs, sc).get(sc.metrics_rank, {}), sc.fault_step
     assert s is not None
     before = [rec for k, rec in steps.items() if k < s]
     after = [rec for k, rec in steps.items() if k >= s]
@@ -198,7 +207,7 @@ def check_warmup_backoff(logs: Path, sc: Scenario) -> None:
 
 def check_reduced_warmup(logs: Path, sc: Scenario) -> None:
     """Rank-zero-only fp16 warm-up: the first logged grad norms overflow, then all are finite."""
-    recs = [rec for _, rec in sorted(rank_steps(logs, sc).get(0, {}).items())]
+    recs = [rec for _, rec in sorted(rank_steps(logs, sc).get(sc.metrics_rank, {}).items())]
     finite = [math.isfinite(rec["grad_norm"]) for rec in recs]
     first_ok = finite.index(True) if True in finite else len(finite)
     _require(1 <= first_ok <= 3 and all(finite[first_ok:]),
@@ -211,7 +220,8 @@ def check_crash(logs: Path, sc: Scenario) -> None:
     steps, s, fr = rank_steps(logs, sc), sc.fault_step, sc.fault_rank
     assert s is not None and fr is not None
     if sc.rank_zero_only:
-        _require(bool(steps.get(0)) and max(steps[0]) < s, f"rank 0 logged {sorted(steps.get(0, {}))}")
+        mr = sc.metrics_rank
+        _require(bool(steps.get(mr)) and max(steps[mr]) < s, f"rank {mr} logged {sorted(steps.get(mr, {}))}")
     else:
         _require(max(steps[fr]) == s - 1, f"fault rank {fr} last step {max(steps[fr])}")
     _require("ChildFailedError" in launcher_text(logs), "no torchrun failure summary")
@@ -245,8 +255,8 @@ def check_hang(logs: Path, sc: Scenario) -> None:
     steps, texts, s, fr = rank_steps(logs, sc), rank_texts(logs), sc.fault_step, sc.fault_rank
     assert s is not None and fr is not None
     for rank in range(NPROC):
-        if sc.rank_zero_only and rank == 0:
-            _require(bool(steps.get(0)) and max(steps[0]) < s, f"rank 0 logged {sorted(steps.get(0, {}))}")
+        if sc.rank_zero_only and rank == sc.metrics_rank:
+            _require(bool(steps.get(rank)) and max(steps[rank]) < s, f"rank {rank} logged {sorted(steps.get(rank, {}))}")
         elif not sc.rank_zero_only:
             _require(max(steps[rank]) == s - 1, f"rank {rank}: last step {max(steps[rank])}, not {s - 1}")
         timed_out = "Timed out waiting" in texts[rank]
@@ -371,6 +381,31 @@ STYLED: tuple[tuple[str, str, str, int | None], ...] = (
     ("healthy_fp16_scaler", "logging", "perrank", None),
     ("healthy_fp16_scaler", "json", "console", None),
     ("healthy_fp16_scaler", "hf", "logdir", None),
+    # issue #12: 8 more styles, 3 cases each (a healthy run, a numeric fault, a crash or hang)
+    ("fp16_overflow", "absl", "perrank", 1),
+    ("healthy_fp16_scaler", "absl", "perrank", None),
+    ("exception", "absl", "logdir", 3),
+    ("nan", "titan", "perrank", 1),
+    ("healthy_bf16", "titan", "logdir", None),
+    ("oom", "titan", "console", 2),
+    ("fp16_overflow", "structlog", "logdir", 2),
+    ("healthy_bf16", "structlog", "perrank", None),
+    ("sigkill", "structlog", "console", 1),
+    ("nan", "megatron", "logdir", 2),
+    ("healthy_bf16", "megatron", "perrank", None),
+    ("exception", "megatron", "console", 1),
+    ("nan", "deepspeed", "console", 1),
+    ("healthy_fp16_scaler", "deepspeed", "logdir", None),
+    ("hang", "deepspeed", "perrank", 3),
+    ("nan", "keras", "perrank", 1),
+    ("healthy_bf16", "keras", "console", None),
+    ("oom", "keras", "logdir", 1),
+    ("fp16_overflow", "table", "perrank", 1),
+    ("healthy_fp16_scaler", "table", "logdir", None),
+    ("hang", "table", "console", 2),
+    ("nan", "bracket", "perrank", 2),
+    ("healthy_fp16_scaler", "bracket", "logdir", None),
+    ("oom", "bracket", "console", 0),
 )
 NONFINITE = ("nan",)  # faults whose only trace is a non-finite metric (not fp16_overflow: see below)
 HF_STEP = 8  # a NaN at the second step of HF's 2-step logging window (logging_steps=2)
@@ -380,13 +415,14 @@ def restyle(base: Scenario, style: str, layout: str, rank: int | None) -> Scenar
     """``base``'s fault printed in ``style``, on ``rank``, recorded in one layout.
 
     The truth follows from the injection as for ``base``; the one change is the rule
-    "null when the logs cannot tell": with rank-zero-only reduced metrics (HF Trainer,
-    Lightning) a NaN's rank cannot be read from the logs, so the initiator is null.
+    "null when the logs cannot tell": with metrics reduced over ranks (HF Trainer,
+    Lightning, Megatron-LM on one rank; torchtitan on every rank) a NaN's rank cannot be
+    read from the logs, so the initiator is null.
     Crashes, OOMs and hangs still name their rank (traceback, launcher summary, the rank
     missing from the timeout reports)."""
     args = [*base.args, "--style", style]
     step = base.fault_step
-    rank_zero = style in RANK_ZERO_STYLES
+    reduced = style in REDUCED_STYLES
     if base.name in NONFINITE and style in ("hf", "hf_nofilter"):
         step = HF_STEP
     if rank is not None:
@@ -394,12 +430,15 @@ def restyle(base: Scenario, style: str, layout: str, rank: int | None) -> Scenar
         args[args.index("--fault-step") + 1] = str(step)
     initiator = rank if base.initiator_rank is not None else None
     tell = ""
-    if base.name in NONFINITE and rank_zero:
+    if base.name in NONFINITE and reduced:
         initiator = None
-        tell = (" Only rank 0 prints metrics, reduced over ranks, so the logs cannot tell which "
+        printer = ("Only the last rank prints metrics" if style in LAST_RANK_STYLES
+                   else "Only rank 0 prints metrics" if style in RANK_ZERO_STYLES
+                   else "Every rank prints the loss")
+        tell = (f" {printer}, reduced over ranks, so the logs cannot tell which "
                 "rank went non-finite: the expected initiator is null.")
-    checks = tuple(check_reduced_nonfinite if c is check_nonfinite_spread and rank_zero
-                   else check_reduced_warmup if c is check_warmup_backoff and rank_zero
+    checks = tuple(check_reduced_nonfinite if c is check_nonfinite_spread and reduced
+                   else check_reduced_warmup if c is check_warmup_backoff and reduced
                    else c for c in base.checks)
     where = f" on rank {rank} at step {step}" if rank is not None else ""
     notes = (f"Style '{style}': {STYLES[style].summary}. The '{base.name}' scenario{where}; "
