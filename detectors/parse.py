@@ -25,7 +25,7 @@ from functools import lru_cache
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
 from detectors.parsers import context, exceptions, launcher, metrics, perf, stall_list
-from detectors.parsers.base import FileState, Rule, Segment
+from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
 from detectors.scanner import NoiseRule, Scanner
@@ -254,15 +254,7 @@ class LogParser:
             m = _EXCEPTION.regex.search(seg.body)
             if m is not None:
                 _EXCEPTION.handle(m, seg)
-        if state.job.implausible != dropped_before:
-            for ev in out[first:]:
-                ev.data["implausible_rank"] = True  # detect counts it as a drop
-        if state.progress is not None:
-            for ev in out[first:]:
-                ev.data.setdefault("progress", state.progress)
-        if state.attempt is not None:
-            for ev in out[first:]:
-                ev.data.setdefault("attempt", state.attempt)
+        annotate(out, first, state, dropped_before)
 
 
 def _behind(data: dict[str, str]) -> str | None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from detectors.model import Event, EventKind, Source
-from detectors.parsers.base import FileState
+from detectors.parsers.base import FileState, annotate
 from detectors.prefixes import Prefixed, _day, _hms, split_prefixes
 from detectors.ranks import resolve_rank
 
@@ -264,15 +264,7 @@ def _emit(shape: Shape, text: str, toks: list[str], lineno: int, state: FileStat
     first = len(out)
     for kind, step, data in made:
         out.append(Event(kind, source, rank, local, p.host, time, step, None, data, rank_from))
-    if job.implausible != dropped_before:
-        for ev in out[first:]:
-            ev.data["implausible_rank"] = True
-    if state.progress is not None:
-        for ev in out[first:]:
-            ev.data.setdefault("progress", state.progress)
-    if state.attempt is not None:
-        for ev in out[first:]:
-            ev.data.setdefault("attempt", state.attempt)
+    annotate(out, first, state, dropped_before)
     return True
 
 

@@ -105,3 +105,17 @@ class Rule:
 
     def __post_init__(self) -> None:
         self.regex = re.compile(self.pattern)
+
+
+def annotate(out: list[Event], first: int, state: FileState, dropped_before: int) -> None:
+    """What every event of one parsed segment carries from its file's state: a refused
+    implausible rank (detect counts it as a drop), the tqdm progress and the restart attempt."""
+    if state.job.implausible != dropped_before:
+        for ev in out[first:]:
+            ev.data["implausible_rank"] = True
+    if state.progress is not None:
+        for ev in out[first:]:
+            ev.data.setdefault("progress", state.progress)
+    if state.attempt is not None:
+        for ev in out[first:]:
+            ev.data.setdefault("attempt", state.attempt)
