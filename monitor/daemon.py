@@ -408,6 +408,8 @@ class Daemon:
                 await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             self.wake.clear()
             await self.read_available()  # off the loop: HTTP stays responsive during a flood
+            if self.publisher is not None:
+                self.publisher.set_files(len(self.tailer.tails))
             now = self.clock()
             # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
             if self.dirty or now - last_eval >= self.tick:

@@ -261,6 +261,12 @@ class Publisher:
     def status_topic(self) -> str:
         return topic(self.job, "status", self.host)
 
+    def set_files(self, n: int) -> None:
+        """The node watches ``n`` log files now: its retained status says so (when it changed)."""
+        if n != self.files:
+            self.files = n
+            self.outbox.put_incident(f"status/{self.host}", self.status_topic(), self._status("online"))
+
     def _status(self, status: Literal["online", "offline"]) -> bytes:
         return StatusPayload(job=self.job, host=self.host, status=status, files=self.files).dump()
 
@@ -347,7 +353,7 @@ class Publisher:
                 # only now (acknowledged) may it leave; a newer revision may have replaced it meanwhile
                 if ob.incidents.get(iid, (None, None))[1] is payload:
                     del ob.incidents[iid]
-                self.published["incident"] += 1
+                self.published["status" if iid.startswith("status/") else "incident"] += 1
             else:
                 t, payload = ob.events[0]
                 await client.publish(t, payload, qos=1, retain=False)

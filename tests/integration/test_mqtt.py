@@ -235,8 +235,8 @@ def test_sigkilled_sidecar_goes_offline_by_last_will(broker: Broker, tmp_path: P
     try:
         side.get("/healthz")
 
-        def online(got: list) -> bool:
-            return any(d["status"] == "online" for _, d in got)
+        def online(got: list) -> bool:  # ... and says how many files it watches
+            return any(d["status"] == "online" and d["files"] == 1 for _, d in got)
 
         assert online(asyncio.run(collect(broker.url, "rankwatch/v1/j-d/status/victim", 30, online)))
         side.stop(signal.SIGKILL)
