@@ -66,7 +66,7 @@ _FIELD = re.compile(
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
     # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
     r"(?:total\s{0,4}[:=]\s{0,4})?"
-    rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
 # the same without the component alternative (tried at every word start, it is most of the
@@ -82,7 +82,7 @@ _FIELD_NO_PARTS = re.compile(
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
     # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
     r"(?:total\s{0,4}[:=]\s{0,4})?"
-    rf"['\"]?(?:tensor\(\[?)?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
 
@@ -215,7 +215,7 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
 _EVAL_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev"})
 # settings, not values of the loss: ``loss_weight=1.0`` in a printed config, ``loss_scale_window``
 _SETTING = re.compile(r"weight|scale|window|coef|factor|ratio|lambda|alpha|beta|gamma|temp|thresh|clip|margin"
-                      r"|mult|eps|type|fn|func|freq|interval|every|_w$|_lr$", re.IGNORECASE)
+                      r"|mult|eps|type|(?:^|[_ ])(?:fn|func|function)$|freq|interval|every|_w$|_lr$", re.IGNORECASE)
 
 
 def _component(comp: str, evns: str, den: str, value: str, parts: dict[str, float]) -> None:

@@ -80,6 +80,10 @@ LINES = [
     ("NeMo's bar: a 'loss=nan' placeholder beside the all-reduced loss (corpus h3-046)",
      "Epoch 0:   3%|▎         | 565/20101 [2:12:19<76:15:08, 14.05s/it, loss=nan, v_num=, val_loss_step=11.30, "
      "reduced_train_loss=3.910, gradient_norm=1.070, global_step=563.0]", {"loss": 3.91, "grad_norm": 1.07}),
+    ("PaddleSlim prints the loss as a numpy array (corpus h4-020)",
+     "2022-12-08 17:57:32,672-INFO: Total iter: 10, epoch: 0, batch: 10, loss: [nan]", {"step": 10, "loss": NAN}),
+    ("rsl_rl: a component named 'value_function loss' is a value, not a setting (corpus h4-055)",
+     "          Mean value_function loss: inf", {"loss": math.inf}),
     ("a bracketed key (corpus d2-022, loguru)",
      "2023-01-25 00:21:34.569 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E6 iter[ 14/ 15] | "
      "[Loss] nan | [step]   104 |", {"loss": NAN, "step": 104}),
