@@ -66,7 +66,8 @@ _FIELD = re.compile(
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
     # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
     r"(?:total\s{0,4}[:=]\s{0,4})?"
-    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+    # (a percentage is a progress, not a value: "Train step: 45%")
+    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*\s?%)(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
 # the same without the component alternative (tried at every word start, it is most of the
@@ -82,7 +83,8 @@ _FIELD_NO_PARTS = re.compile(
     r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
     # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
     r"(?:total\s{0,4}[:=]\s{0,4})?"
-    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+    # (a percentage is a progress, not a value: "Train step: 45%")
+    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*\s?%)(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
     re.IGNORECASE,
 )
 

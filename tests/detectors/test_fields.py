@@ -352,3 +352,8 @@ def test_per_batch_noise_is_not_a_divergence() -> None:
     rows = [f"DLL 2022-04-05 02:19:23.315333 - Training Epoch: 0 Training Iteration: {1151 + 50 * i}  step_loss : {v}"
             for i, v in enumerate(vals)]
     assert "loss_spike" not in _incidents(rows)
+
+
+def test_a_percentage_is_progress_not_a_value() -> None:
+    assert extract("Train step: 45% loss: 0.3") == {"loss": 0.3}
+    assert extract("Steps:   0%|▏          | 16/6000 [00:55<4:54:46,  2.96s/it, lr=0, step_loss=0.3]") == {"lr": 0.0, "loss": 0.3}
