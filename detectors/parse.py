@@ -89,7 +89,8 @@ class LogParser:
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:
         """Parse ``buf`` (complete lines; ``first_lineno`` is the number of its first line)."""
         out: list[Event] = []
-        if b"\x1b[" in buf or b"^[[" in buf:
+        # (a one-byte test first: memchr runs at tens of GB/s, a two-byte "in" at ~1 GB/s)
+        if (b"\x1b" in buf and b"\x1b[" in buf) or (b"^" in buf and b"^[[" in buf):
             buf = _ANSI.sub(b"", buf)  # no newline is ever inside an escape: line numbers stay
         lineno = first_lineno
         pos = 0
