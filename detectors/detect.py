@@ -14,13 +14,14 @@ import math
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from math import isfinite
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
 from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, Source, key_of
 from detectors.parsers.exceptions import BLOCK_LINES
 from detectors.tracks import SymptomTrack
-from detectors.window import median_mad
+from detectors.window import finite_min, median_mad
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
@@ -421,32 +422,45 @@ class JobState:
             waited is not None and sp.timeout is not None and waited >= sp.timeout)
 
     def _sample(self, st: RankState, ev: Event, order: int, moves: bool = True) -> None:
-        """Fold one metric sample; ``moves=False`` (a late arrival) keeps the rank's position."""
+        """Fold one metric sample; ``moves=False`` (a late arrival) keeps the rank's position.
+
+        Called for every metric line of a job (millions at 1 GB): each value is read from the
+        dict once, and the checks for anomalies exit on the ordinary finite sample."""
         d = ev.data
         if ev.rank_from is not None:
             d["rank_from"] = ev.rank_from
-        rec = SampleRec(ev.step, order, ev.time, ev.source, d)
+        step = ev.step
+        rec = SampleRec(step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
         st.n_samples += 1
-        if ev.step is not None and moves:
-            st.last_step = ev.step
+        if step is not None and moves:
+            st.last_step = step
             st.last_step_order = order
             st.last_step_time = ev.time
             st.last_step_at = (ev.source.path, int(d.get("generation", 0) or 0), ev.source.line)
-        scope_local = d.get("scope") == "local"
-        loss = d.get("loss")
-        grad = d.get("grad_norm")
-        scale = d.get("loss_scale")
-        for k in ("loss", "grad_norm", "loss_scale"):
-            v = d.get(k)
-            if v is not None:
-                st.last[k] = v
-                if not math.isfinite(v):
-                    st.nonfinite[k] += 1
-        if scale is not None and math.isfinite(scale):
+        get = d.get
+        loss: Any = get("loss")
+        grad: Any = get("grad_norm")
+        scale: Any = get("loss_scale")
+        last = st.last
+        if loss is not None:
+            last["loss"] = loss
+            if not isfinite(loss):
+                st.nonfinite["loss"] += 1
+        if grad is not None:
+            last["grad_norm"] = grad
+            if not isfinite(grad):
+                st.nonfinite["grad_norm"] += 1
+        scale_ok = False
+        if scale is not None:
+            last["loss_scale"] = scale
+            scale_ok = isfinite(scale)
+            if not scale_ok:
+                st.nonfinite["loss_scale"] += 1
+        if scale_ok:
             if st.scale_last is not None and scale < st.scale_last and _halvings(st.scale_last, scale):
                 st.skipped_total += 1
-                self.scale_moves.append(ScaleMove(ev.step, order, ev.time, ev.source, st.scale_last, scale))
+                self.scale_moves.append(ScaleMove(step, order, ev.time, ev.source, st.scale_last, scale))
             st.scale_last = scale
         if "skipped" in d:
             st.skipped_total = max(st.skipped_total, int(d["skipped"]))
@@ -454,37 +468,39 @@ class JobState:
                 self.skip_samples.append(rec)
             else:
                 self.skip_samples[-1] = rec  # first and latest are all the skip-rate check needs
-        bad_loss = nonfinite(loss) or bool(d.get("loss_missing"))
+        grad_bad = isinstance(grad, float) and not isfinite(grad)  # nonfinite(grad)
+        bad_loss = (isinstance(loss, float) and not isfinite(loss)) or bool(get("loss_missing"))
         if "nan_iters" in d and d["nan_iters"] > 0:
             bad_loss = True
-        if loss == 0.0 and nonfinite(grad):
+        if loss == 0.0 and grad_bad:
             bad_loss = True  # HF: weights already NaN, the logged loss collapses to 0.0
         if bad_loss:
-            if scope_local and not d.get("loss_missing"):
+            if get("scope") == "local" and not get("loss_missing"):
                 if st.first_bad_loss is None:
                     st.first_bad_loss = rec
             elif st.first_bad_global is None:
                 st.first_bad_global = rec
-        if scale is not None and math.isfinite(scale) and scale > 1:
-            st.dynamic_scale = True
-        if scale is not None and math.isfinite(scale) and (st.scale_min is None or scale < st.scale_min):
-            st.scale_min, st.scale_min_rec = scale, rec
+        if scale_ok:
+            if scale > 1:
+                st.dynamic_scale = True
+            if st.scale_min is None or scale < st.scale_min:
+                st.scale_min, st.scale_min_rec = scale, rec
         if self.first_sample_order is None:
             self.first_sample_order = order
-        if self.first_step_order is None and ev.step is not None:
+        if self.first_step_order is None and step is not None:
             self.first_step_order = order
-            self.first_step_value = ev.step
-        epoch = d.get("epoch")
-        if isinstance(epoch, float) and math.isfinite(epoch) and epoch > self.max_epoch:
+            self.first_step_value = step
+        epoch = get("epoch")
+        if isinstance(epoch, float) and isfinite(epoch) and epoch > self.max_epoch:
             self.max_epoch = epoch
-        if nonfinite(grad) and not st.grad_bad_now:
+        if grad_bad and not st.grad_bad_now:
             st.grad_episodes += 1
         if grad is not None:
-            st.grad_bad_now = nonfinite(grad)
-        if nonfinite(grad) and st.first_bad_grad is None:
+            st.grad_bad_now = grad_bad
+        if grad_bad and st.first_bad_grad is None:
             st.first_bad_grad = rec
         elif (st.first_bad_grad is not None and st.grad_recovered is None and grad is not None
-              and math.isfinite(grad) and not bad_loss):
+              and isfinite(grad) and not bad_loss):
             st.grad_recovered = rec  # the non-finite step was skipped: the model is fine
         self._baselines(st, rec)
         st.samples.append(rec)
@@ -506,22 +522,26 @@ class JobState:
                 base = _median_mad(st.samples, metric)
                 if base is not None:
                     st.baseline[metric] = base
-        g = rec.data.get("grad_norm")
-        if st.explosion is None and isinstance(g, float) and math.isfinite(g) and g >= ABSURD_GRAD_NORM:
+        get = rec.data.get
+        g = get("grad_norm")
+        if st.explosion is None and isinstance(g, float) and isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
             return
-        best = rec.data.get("best_loss")
-        v0 = rec.data.get("loss")
-        if (st.spike is None and isinstance(best, float) and isinstance(v0, float) and math.isfinite(v0)
-                and math.isfinite(best) and best > 0 and v0 >= 100 * best):
-            # the line names the run's best loss: a hundred times it is a blow-up, no history needed
-            st.spike = rec
-            rec.data.setdefault("baseline_median", best)
-        unkeyed = bool(rec.data.get("unkeyed"))  # bare number columns: only a gross change counts
+        best = get("best_loss")
+        if best is not None:
+            v0 = get("loss")
+            if (st.spike is None and isinstance(best, float) and isinstance(v0, float) and isfinite(v0)
+                    and isfinite(best) and best > 0 and v0 >= 100 * best):
+                # the line names the run's best loss: a hundred times it is a blow-up, no history needed
+                st.spike = rec
+                rec.data.setdefault("baseline_median", best)
+        if not st.baseline:
+            return  # no metric has a baseline yet: nothing below can be judged
+        unkeyed = bool(get("unkeyed"))  # bare number columns: only a gross change counts
         for metric, ratio, big, attr in (("loss", 100.0 if unkeyed else 3.0, 100.0 if unkeyed else 5.0, "spike"),
                                          ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
-            v = rec.data.get(metric)
+            v = get(metric)
             if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
                 continue
             med, mad, n = base
@@ -555,9 +575,11 @@ class JobState:
     def _growing(st: RankState, v: float) -> bool:
         """A gradient norm growing geometrically: each of the last 5 values at least 1.2x the
         one before, 5x over the run (an explosion in progress, before any value is absurd)."""
-        prev = [x for r in list(st.samples)[-5:] if (x := r.data.get("grad_norm")) is not None and math.isfinite(x)]
+        prev = _last_finite(st.samples, "grad_norm")
+        if prev is None:
+            return False
         seq = [*prev, v]
-        if len(seq) < 6 or seq[0] <= 0:
+        if seq[0] <= 0:
             return False
         return all(b >= 1.2 * a for a, b in itertools.pairwise(seq)) and seq[-1] >= 5 * seq[0]
 
@@ -566,8 +588,13 @@ class JobState:
         """A loss that sat on a plateau (the last 5 values within 2 % of each other: epoch
         averages, long smoothing windows) and then rose by a quarter of its level and by at
         least 20 times the plateau's own spread: a jump no noise of that series explains."""
-        prev = [x for r in list(st.samples)[-5:] if (x := r.data.get("loss")) is not None and math.isfinite(x)]
-        if len(prev) < 5:
+        last = st.samples[-1].data.get("loss") if st.samples else None
+        if last is None or not v > last:
+            # a break needs v above the plateau's top (v - level >= 0.25 |level| > spread);
+            # the last value is on the plateau: most samples end here, without reading 5
+            return False
+        prev = _last_finite(st.samples, "loss")
+        if prev is None:
             return False
         level = sorted(prev)[2]
         spread = max(prev) - min(prev)
@@ -580,6 +607,9 @@ class JobState:
         """Divergence after convergence: the loss back at 3x its best value so far, twice the
         recent median and at least 1.0 above the best (a model walking back toward its
         initial, near-random loss), judged on the last ``WINDOW`` samples."""
+        best = finite_min(st.samples, "loss")  # min(prev), from the window's sorted copy
+        if best is None or not (best > 0 and v >= 3 * best and v - best >= 1.0):
+            return False  # the last condition below fails whatever the rest says
         prev = [x for r in st.samples if (x := r.data.get("loss")) is not None and math.isfinite(x)]
         if len(prev) < 5:
             return False
@@ -590,6 +620,20 @@ class JobState:
         if steps and steps[len(steps) // 2] > 0.6:
             return False  # per-batch losses jumping 2x from one log line to the next: noise, not a trend
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _last_finite(samples: deque[SampleRec], metric: str) -> list[Any] | None:
+    """The values of ``metric`` in the last 5 samples, oldest first, when all 5 have a finite
+    one (else None). Called on most samples: reads 5 items, never copies the window."""
+    if len(samples) < 5:
+        return None
+    out = []
+    for i in range(-5, 0):
+        x = samples[i].data.get(metric)
+        if x is None or not isfinite(x):
+            return None
+        out.append(x)
+    return out
 
 
 def _halvings(before: float, after: float) -> bool:

@@ -36,6 +36,7 @@ __all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "Scanner", "available_engine
 # and a \r-segment that is a tqdm bar and nothing after it (``desc:  42%|████▏     | 5/12 [..]``)
 _NCCL_INFO = re.compile(rb":\d+:\d+ \[\d+\] (?:\S+:\d+ (?:\(\w+\) )?)?NCCL INFO ")
 _BAR_ONLY = re.compile(rb"[^\r\n]*\d{1,3}%\|[^\r\n]*\][ \t]*")
+MAX_LAYOUTS = 4096  # line layouts whose has_pair answer a NoiseRule remembers
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,21 @@ class NoiseRule:
     soft_ids: frozenset[int]  # kept on a noise-shaped line only with a metric key beside a number
     metric_keys: Iterable[str] = ()
     _pair: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    # has_pair by the line's digit layout (see __post_init__): layout → answer, bounded
+    _layout: bytes | None = field(init=False, repr=False, compare=False)
+    _memo: dict[bytes, bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         keys = sorted({k.lower() for k in self.metric_keys if k}, key=len, reverse=True)
+        # The pair pattern tests digits only through classes holding them all (\d, [a-z0-9_]),
+        # except the digits written in a key ("log2_loss_scale"): a line with every other digit
+        # made one such digit has the same answer. Metric lines repeat their layout with other
+        # numbers, so the answer is looked up by that layout (one translate instead of a search).
+        literal = {c for k in keys for c in k.encode() if 48 <= c <= 57}
+        free = bytes(c for c in b"0123456789" if c not in literal)
+        layout = bytes.maketrans(free, free[:1] * len(free)) if free else None
+        object.__setattr__(self, "_layout", layout)
+        object.__setattr__(self, "_memo", {})
         alt = "|".join(re.escape(k) for k in keys) or "(?!)"
         # searched in the lower-cased line; no lookbehind, so that re can skip ahead on the first
         # letters (2 µs a line instead of 6): the word start is checked on each match instead
@@ -57,6 +70,18 @@ class NoiseRule:
 
     def has_pair(self, line: bytes) -> bool:
         """A metric key (as a word; a prefix such as ``eval_`` or ``train/`` may precede it) beside a number."""
+        if self._layout is None:
+            return self._search(line)
+        key = line.translate(self._layout)
+        memo = self._memo
+        got = memo.get(key)
+        if got is None:
+            got = self._search(line)
+            if len(memo) < MAX_LAYOUTS:
+                memo[key] = got
+        return got
+
+    def _search(self, line: bytes) -> bool:
         low = line.lower()
         for m in self._pair.finditer(low):
             s = m.start()

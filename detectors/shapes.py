@@ -38,6 +38,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from detectors.model import Event, EventKind, Source
@@ -91,6 +92,7 @@ class Shape:
     verified: int = 0
     seen: int = 0
     active: bool = False  # verified and every value's token decided: lines take the shortcut
+    plan: _Plan | None = None  # how _emit reads a line, made once the shape is active
 
     def settled(self) -> bool:
         return all(not isinstance(s, tuple) for s in self._slots())
@@ -102,6 +104,39 @@ class Shape:
                 out.append(ev.step)
             out.extend(v for _, how, v in ev.data if how == "t")
         return out
+
+
+class _Plan:
+    """A shape flattened for ``_emit``: the token indices to check and to read, with C-level
+    getters (a shape's slots no longer change once it is active)."""
+
+    __slots__ = ("events", "fixed", "fixed_vals", "free", "free_widths")
+
+    def __init__(self, shape: Shape) -> None:
+        self.fixed = itemgetter(*[i for i, _ in shape.fixed]) if shape.fixed else None
+        self.fixed_vals = _as_got([t for _, t in shape.fixed])
+        self.free = itemgetter(*[i for i, _ in shape.free]) if shape.free else None
+        self.free_widths = tuple(n for _, n in shape.free)
+        # per event: kind, the step's token (-1: none), and (key, token index or -1, constant) per value
+        self.events = [(es.kind, -1 if es.step is None else _first(es.step),
+                        [(k, _first(v), None) if how == "t" else (k, -1, v) for k, how, v in es.data])
+                       for es in shape.events]
+
+    def fits(self, toks: list[str]) -> bool:
+        """The prefix tokens that must stay (as first seen) did, the timestamp's kept their widths."""
+        if self.fixed is not None and self.fixed(toks) != self.fixed_vals:
+            return False
+        if self.free is not None:
+            got = self.free(toks)
+            widths = (len(got),) if isinstance(got, str) else tuple(map(len, got))
+            if widths != self.free_widths:
+                return False
+        return True
+
+
+def _as_got(vals: list[str]) -> str | tuple[str, ...]:
+    """What ``itemgetter`` over these indices returns: the item itself for one index."""
+    return vals[0] if len(vals) == 1 else tuple(vals)
 
 
 class ShapeBook:
@@ -150,7 +185,10 @@ class ShapeBook:
             return
         assert isinstance(shape, Shape)
         if shape.active:
-            if not _emit(shape, text, toks, lineno, state, out):
+            plan = shape.plan
+            if plan is None:
+                plan = shape.plan = _Plan(shape)
+            if not _emit(shape, plan, text, toks, lineno, state, out):
                 general(text, lineno, state, ids, out)
             return
         # verifying: both paths; the general one's events are kept, the shape's compared with them
@@ -163,7 +201,7 @@ class ShapeBook:
         after = job.implausible
         job.implausible = before  # the shape resolves the rank again, from the same state
         fast: list[Event] = []
-        ok = narrowed and _emit(shape, text, toks, lineno, state, fast)
+        ok = narrowed and _emit(shape, _Plan(shape), text, toks, lineno, state, fast)
         job.implausible = after
         if not ok or not same_events(fast, out[first:]) or shape.seen > MAX_VERIFY_LINES:
             shapes[key] = None
@@ -230,28 +268,25 @@ def _first(slot: Slot) -> int:
     return slot[0] if isinstance(slot, tuple) else slot
 
 
-def _emit(shape: Shape, text: str, toks: list[str], lineno: int, state: FileState, out: list[Event]) -> bool:
+def _emit(shape: Shape, plan: _Plan, text: str, toks: list[str], lineno: int, state: FileState,
+          out: list[Event]) -> bool:
     """The events of a line of ``shape`` (False: the line does not fit after all; nothing is added)."""
-    for i, t in shape.fixed:
-        if toks[i] != t:
-            return False
-    for i, n in shape.free:
-        if len(toks[i]) != n:
-            return False
+    if not plan.fits(toks):
+        return False
     if toks and max(map(len, toks)) > MAX_TOKEN:
         return False
     time = None
     if shape.time is not None:
         time = _time(shape.time, toks, state.year)
     made: list[tuple[EventKind, int | None, dict[str, Any]]] = []
-    for es in shape.events:
+    for kind, at, values in plan.events:
         step = None
-        if es.step is not None:
-            tok = toks[_first(es.step)]
+        if at >= 0:
+            tok = toks[at]
             if not tok.isdigit():
                 return False  # "step 1.5" is no step counter: the general path decides
             step = int(tok)
-        made.append((es.kind, step, {k: float(toks[_first(v)]) if how == "t" else v for k, how, v in es.data}))
+        made.append((kind, step, {k: c if i < 0 else float(toks[i]) for k, i, c in values}))
     p = shape.pre
     pre = Prefixed(text[shape.body_start:].rstrip(), p.rank, p.local_rank, p.host, p.pid, p.device, p.level, time,
                    p.logging_rank)

@@ -98,10 +98,18 @@ class SymptomTrack:
 
     def add(self, key: RankKey, rec: SampleRec) -> None:
         d = rec.data
-        if d.get("scope") == "perf":
+        get = d.get
+        if get("scope") == "perf":
             self._perf(key, rec)
             return
-        loss, scale, grad = _num(d.get("loss")), _num(d.get("loss_scale")), _num(d.get("grad_norm"))
+        # _num, without a call for the usual float (or absent) value
+        loss, scale, grad = get("loss"), get("loss_scale"), get("grad_norm")
+        if loss is not None and type(loss) is not float:
+            loss = _num(loss)
+        if scale is not None and type(scale) is not float:
+            scale = _num(scale)
+        if grad is not None and type(grad) is not float:
+            grad = _num(grad)
         if loss is None and scale is None and grad is None:
             return
         series = self.series.get(key)

@@ -27,7 +27,7 @@ from typing import Any
 
 from detectors.model import SampleRec
 
-__all__ = ["MAD_SCALE", "median_mad", "median_mad_sorted"]
+__all__ = ["MAD_SCALE", "finite_min", "median_mad", "median_mad_sorted"]
 
 MAD_SCALE = 1.4826
 
@@ -100,6 +100,12 @@ def median_mad(samples: Iterable[SampleRec], metric: str) -> tuple[Any, float, i
     if vals is None:
         vals = sorted(v for s in samples if (v := s.data.get(metric)) is not None and math.isfinite(v))
     return median_mad_sorted(vals)
+
+
+def finite_min(window: deque[SampleRec], metric: str) -> Any | None:
+    """The smallest finite value of ``metric`` in ``window`` (None: none), from the sorted copy."""
+    vals = _synced(window, metric)
+    return vals[0] if vals else None
 
 
 def median_mad_sorted(vals: list[Any]) -> tuple[Any, float, int] | None:
