@@ -604,7 +604,7 @@ class _Correlator:
         after its header: a paste cut there, a process killed while printing it), and nothing
         else went wrong: that traceback is the failure, with the rank its block carries."""
         out: list[Finding] = []
-        for _, src, rank, rank_from in sorted(self.st.open_blocks.values(), key=lambda b: b[0]):
+        for _, src, rank, rank_from, _wall in sorted(self.st.open_blocks.values(), key=lambda b: b[0]):
             data: dict[str, Any] = {"unfinished": True}
             if rank is not None and rank_from is not None:
                 data["rank_from"] = rank_from

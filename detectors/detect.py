@@ -128,7 +128,8 @@ class JobState:
         self.last_traceback_order = 0  # arrival order of the last traceback (any rank, or none named)
         # per file, a traceback whose exception line has not come (yet): nothing read after its
         # header (a failure, a metric line, a launcher line) closed it
-        self.open_blocks: dict[str, tuple[int, Source, int | None, str | None]] = {}  # path → (order, header, rank, rank_from)
+        # path → (order, header, rank, rank_from, wall time it was read: live only)
+        self.open_blocks: dict[str, tuple[int, Source, int | None, str | None, float | None]] = {}
         # rank-less cause findings a rank-tagged block right below may claim (path → (line, finding))
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
@@ -268,10 +269,10 @@ class JobState:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
         elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):
             self.last_traceback_order = order
-            self._open_block(ev, order)
+            self._open_block(ev, order, now)
         elif ev.kind is EventKind.BLOCK:
             self.last_traceback_order = order
-            self._open_block(ev, order)
+            self._open_block(ev, order, now)
             self._claim_block(ev)
             if ev.rank is not None:
                 self.traceback_ranks.add(ev.rank)
@@ -286,9 +287,9 @@ class JobState:
                 # the largest communicator seen is the world's: a sub-group's rank is not the global one
                 self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")
 
-    def _open_block(self, ev: Event, order: int) -> None:
+    def _open_block(self, ev: Event, order: int, now: float | None) -> None:
         if ev.source.path in self.open_blocks or len(self.open_blocks) < MAX_PROCS:
-            self.open_blocks[ev.source.path] = (order, ev.source, ev.rank, ev.rank_from)
+            self.open_blocks[ev.source.path] = (order, ev.source, ev.rank, ev.rank_from, now)
 
     def _claim_block(self, ev: Event) -> None:
         """A ``[rankN]:``-tagged traceback starts: a rank-less cause finding pasted at most

@@ -39,6 +39,9 @@ from detectors.stall import HANG_LIKE, stall_incident
 __all__ = ["Change", "LiveEngine"]
 
 
+UNFINISHED_GRACE_S = 5.0  # live: a traceback read this recently may still be being written
+
+
 @dataclass
 class Published:
     incident: dict[str, Any]
@@ -105,6 +108,11 @@ class LiveEngine:
     # ------------------------------------------------------------------ verdicts
     def current(self, now: float | None = None) -> list[Incident]:
         incs = self.core.verdict()
+        if now is not None and any(b[4] is not None and now - b[4] < UNFINISHED_GRACE_S
+                                   for b in self.state.open_blocks.values()):
+            # a traceback is still being written (Python writes stderr a line at a time): its
+            # exception line is about to come, so it is not a traceback cut short, yet
+            incs = [i for i in incs if not i.data.get("unfinished")]
         if now is not None:
             stall = self.stall(now, incs)
             if stall is not None:

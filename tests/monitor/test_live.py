@@ -257,3 +257,19 @@ async def test_error_json_binary_and_silent_files_live_as_offline(tmp_path: Path
     assert file_notes(offline) == want
     assert file_notes(live) == want
     assert live["ranks"] == offline["ranks"] == [0, 1, 2, 3]
+
+
+def test_a_traceback_still_being_written_is_not_called_cut_short() -> None:
+    """Python writes stderr a line at a time, so a read can end inside a traceback. Live, the
+    unfinished-traceback verdict waits a few seconds for the exception line; offline (or when
+    the line never comes) it stands."""
+    from detectors.events import Event, EventKind, Source
+    from monitor.live import UNFINISHED_GRACE_S
+
+    eng = LiveEngine("j")
+    head = Event(EventKind.BLOCK, Source("rank2.log", 7, "[rank2]: Traceback (most recent call last):"), rank=2,
+                 rank_from="prefix")
+    eng.feed([head], 100.0)
+    assert eng.evaluate(101.0) == []  # the exception line may be on its way
+    (change,) = eng.evaluate(100.0 + UNFINISHED_GRACE_S + 1)
+    assert (change.kind, change.incident["failure"], change.incident["initiator"]["rank"]) == ("open", "rank_exception", 2)
