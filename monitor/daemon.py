@@ -43,6 +43,7 @@ from monitor.mqtt import (
     EventPayload,
     Outbox,
     Publisher,
+    StatusPayload,
     decode_event,
     encode_event,
     parse_url,
@@ -111,7 +112,8 @@ class Daemon:
         self.seen_ids: OrderedDict[str, None] = OrderedDict()  # aggregator: event ids already folded in
         if cfg.mqtt:
             outbox = Outbox(max_events=cfg.mqtt_outbox)
-            sub = [topic_filter(cfg.job, "findings"), topic_filter(cfg.job, "stacks")] if cfg.aggregate else None
+            sub = ([topic_filter(cfg.job, "findings"), topic_filter(cfg.job, "stacks"), topic_filter(cfg.job, "status")]
+                   if cfg.aggregate else None)
             self.publisher = Publisher(parse_url(cfg.mqtt), cfg.job, host=cfg.host, outbox=outbox, log=log,
                                        subscribe=sub, on_message=self._remote if cfg.aggregate else None,
                                        cafile=str(cfg.mqtt_cafile) if cfg.mqtt_cafile else None,
@@ -197,10 +199,17 @@ class Daemon:
         self.engine.feed(events, self.clock())
         self.dirty = True
 
+    def _file_ranks(self) -> list[int]:
+        """The global ranks the watched files' paths name (``rank_3.log``)."""
+        return sorted({r for t in self.tailer.tails.values() if (r := t.fstate.rank) is not None})
+
     def _remote(self, t: str, payload: bytes) -> None:
         """Aggregator: one event from any node of the job (duplicates dropped by id)."""
         if t.startswith(topic(self.cfg.job, "stacks", "")):
             self._remote_stacks(payload)
+            return
+        if t.startswith(topic(self.cfg.job, "status", "")):
+            self._remote_status(payload)
             return
         try:
             p = EventPayload.model_validate_json(payload)
@@ -256,6 +265,27 @@ class Daemon:
             self.publisher.outbox.put_event(topic(self.cfg.job, "stacks", self.cfg.host), summ.dump())
         if s.verdict is not None and not self.cfg.aggregate:
             self.engine.set_stacks(step, s.verdict, len(s.stacks))
+            self.dirty = True
+            self.wake.set()
+
+    def _remote_status(self, payload: bytes) -> None:
+        """Aggregator: a node's status names the ranks whose files it watches, so a rank that
+        never logs a line (a silent hung rank) is still known to exist."""
+        try:
+            p = StatusPayload.model_validate_json(payload)
+        except ValueError:
+            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+            return
+        if p.job != self.cfg.job:
+            self.tailer.stats.dropped["mqtt_wrong_job"] += 1
+            return
+        st = self.engine.state
+        for r in p.ranks:
+            if r not in st.seen_global and len(st.seen_global) >= st.max_ranks:
+                st.dropped["max_ranks"] += 1  # bounded: a status naming 10^6 ranks is not a job
+                break
+            st.note_file(r, None)
+        if p.ranks:
             self.dirty = True
             self.wake.set()
 
@@ -408,8 +438,8 @@ class Daemon:
                 await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             self.wake.clear()
             await self.read_available()  # off the loop: HTTP stays responsive during a flood
-            if self.publisher is not None:
-                self.publisher.set_files(len(self.tailer.tails))
+            if self.publisher is not None and len(self.tailer.tails) != self.publisher.files:
+                self.publisher.set_files(len(self.tailer.tails), self._file_ranks())
             now = self.clock()
             # time-driven verdicts (stalls, closing quiet incidents) need a periodic look
             if self.dirty or now - last_eval >= self.tick:

@@ -29,7 +29,7 @@ import ssl
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -131,6 +131,9 @@ class StatusPayload(_Payload):
     host: str
     status: Literal["online", "offline"]
     files: int = 0
+    # the global ranks this node's log files belong to (from their paths): the aggregator learns
+    # of a rank that never says anything (a silent hung rank) from here
+    ranks: list[Annotated[int, Field(ge=0, lt=1 << 20)]] = Field(default_factory=list, max_length=65536)
     version: str = "0.1.0"
 
 
@@ -256,19 +259,22 @@ class Publisher:
         self.errors = 0  # messages whose handler raised (counted, never fatal)
         self.connects = 0
         self.files = 0
+        self.ranks: list[int] = []
         self.stopping = asyncio.Event()
 
     def status_topic(self) -> str:
         return topic(self.job, "status", self.host)
 
-    def set_files(self, n: int) -> None:
-        """The node watches ``n`` log files now: its retained status says so (when it changed)."""
-        if n != self.files:
-            self.files = n
+    def set_files(self, n: int, ranks: list[int] | None = None) -> None:
+        """The node watches ``n`` log files now, of these global ranks: its retained status says
+        so (when it changed)."""
+        ranks = sorted(ranks or [])[:65536]
+        if n != self.files or ranks != self.ranks:
+            self.files, self.ranks = n, ranks
             self.outbox.put_incident(f"status/{self.host}", self.status_topic(), self._status("online"))
 
     def _status(self, status: Literal["online", "offline"]) -> bytes:
-        return StatusPayload(job=self.job, host=self.host, status=status, files=self.files).dump()
+        return StatusPayload(job=self.job, host=self.host, status=status, files=self.files, ranks=self.ranks).dump()
 
     def _client(self) -> Any:
         import aiomqtt

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.helpers import free_port
+from tests.helpers import append, free_port
 from tests.mqtt_broker import MOSQUITTO, Broker
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto not installed (make test installs it)")
@@ -248,3 +248,50 @@ def test_sigkilled_sidecar_goes_offline_by_last_will(broker: Broker, tmp_path: P
     finally:
         side.stop()
     assert offline(got), got
+
+
+_WATCHDOG = ("[rank{r}]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+             "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+             "for 600061 milliseconds before timing out.\n")
+
+
+def test_the_aggregator_learns_of_a_silent_rank_from_its_nodes_status(broker: Broker, tmp_path: Path) -> None:
+    """Rank 1 hung before its first line: its file on node-a stays empty, and nothing in any
+    log states the world size. Its node's status names the ranks whose files it watches, so the
+    aggregator knows rank 1 exists and names it as the rank the others' timeouts wait for."""
+    nodes = {"node-a": [0, 1], "node-b": [2, 3]}
+    agg = Proc(["aggregate", "--mqtt", broker.url, "--job", "j-e"], tmp_path, "agg")
+    sides: list[Proc] = []
+    try:
+        agg.get("/healthz")
+        for host, ranks in nodes.items():
+            d = tmp_path / host
+            d.mkdir()
+            for r in ranks:
+                (d / f"rank_{r}.log").write_text("")
+            sides.append(Proc(["run", "--logs", str(d / "*.log"), "--job", "j-e", "--mqtt", broker.url, "--host", host],
+                              tmp_path, host))
+        for p in sides:
+            p.get("/healthz")
+
+        def watching(got: list) -> bool:
+            return {h for _, d in got if d["status"] == "online" and d["ranks"] for h in [d["host"]]} == set(nodes)
+
+        status = asyncio.run(collect(broker.url, "rankwatch/v1/j-e/status/+", 60, watching, linger=0.5))
+        assert {d["host"]: d["ranks"] for _, d in status if d.get("ranks")} == {"node-a": [0, 1], "node-b": [2, 3]}
+        for host, ranks in nodes.items():
+            for r in ranks:
+                if r != 1:
+                    text = "".join(f"step {s} | loss 0.5\n" for s in range(1, 6)) + _WATCHDOG.format(r=r)
+                    append(tmp_path / host / f"rank_{r}.log", text.encode())
+
+        def hang(got: list) -> bool:
+            return any(d["failure"] == "rank_hang" for d in open_incidents(got).values())
+
+        got = asyncio.run(collect(broker.url, "rankwatch/v1/j-e/incidents/+", 60, hang))
+        hangs = [d for d in open_incidents(got).values() if d["failure"] == "rank_hang"]
+        assert [(d["initiator"]["rank"], d["severity"]) for d in hangs] == [(1, "critical")], got
+    finally:
+        for p in sides:
+            p.stop()
+        agg.stop()

@@ -28,7 +28,11 @@ def test_event_roundtrip_and_stable_id() -> None:
 
 def test_status_payload() -> None:
     doc = json.loads(StatusPayload(job="j", host="h", status="offline").dump())
-    assert doc == {"schema": 1, "job": "j", "host": "h", "status": "offline", "files": 0, "version": "0.1.0"}
+    assert doc == {"schema": 1, "job": "j", "host": "h", "status": "offline", "files": 0, "ranks": [], "version": "0.1.0"}
+    doc = json.loads(StatusPayload(job="j", host="h", status="online", files=2, ranks=[4, 5]).dump())
+    assert (doc["files"], doc["ranks"]) == (2, [4, 5])
+    with pytest.raises(ValueError):  # validated at the edge: a rank far outside any job
+        StatusPayload.model_validate_json('{"schema": 1, "job": "j", "host": "h", "status": "online", "ranks": [2000000]}')
 
 
 def test_topics() -> None:
