@@ -26,11 +26,12 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
 
 from detectors.events import Event, EventKind
 from detectors.parsers.base import FileState
@@ -56,6 +57,8 @@ from monitor.sinks.metrics import SinkCollector
 from monitor.stacks import Sampler, StackSummary, summary
 from monitor.tailer import Tailer, glob_base
 from monitor.web.live import add_live_page
+
+_P = TypeVar("_P", bound=BaseModel)  # a broker payload model
 
 __all__ = ["Daemon"]
 
@@ -203,6 +206,19 @@ class Daemon:
         """The global ranks the watched files' paths name (``rank_3.log``)."""
         return sorted({r for t in self.tailer.tails.values() if (r := t.fstate.rank) is not None})
 
+    def _validated(self, model: type[_P], payload: bytes) -> _P | None:
+        """A payload from the broker, validated at the edge; refused ones (malformed, another
+        job's) are counted and dropped."""
+        try:
+            p = model.model_validate_json(payload)
+        except ValueError:
+            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+            return None
+        if getattr(p, "job", None) != self.cfg.job:
+            self.tailer.stats.dropped["mqtt_wrong_job"] += 1
+            return None
+        return p
+
     def _remote(self, t: str, payload: bytes) -> None:
         """Aggregator: one event from any node of the job (duplicates dropped by id)."""
         if t.startswith(topic(self.cfg.job, "stacks", "")):
@@ -211,13 +227,11 @@ class Daemon:
         if t.startswith(topic(self.cfg.job, "status", "")):
             self._remote_status(payload)
             return
-        try:
-            p = EventPayload.model_validate_json(payload)
-        except ValueError:
-            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
+        p = self._validated(EventPayload, payload)
+        if p is None:
             return
-        if p.job != self.cfg.job or t != topic(self.cfg.job, "findings", "unknown" if p.rank is None else str(p.rank)):
-            self.tailer.stats.dropped["mqtt_wrong_job"] += 1  # another job's payload, or one on a topic it does not name
+        if t != topic(self.cfg.job, "findings", "unknown" if p.rank is None else str(p.rank)):
+            self.tailer.stats.dropped["mqtt_wrong_job"] += 1  # a payload on a topic it does not name
             return
         if p.id in self.seen_ids:
             self.tailer.stats.dropped["mqtt_duplicate"] += 1
@@ -271,13 +285,8 @@ class Daemon:
     def _remote_status(self, payload: bytes) -> None:
         """Aggregator: a node's status names the ranks whose files it watches, so a rank that
         never logs a line (a silent hung rank) is still known to exist."""
-        try:
-            p = StatusPayload.model_validate_json(payload)
-        except ValueError:
-            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
-            return
-        if p.job != self.cfg.job:
-            self.tailer.stats.dropped["mqtt_wrong_job"] += 1
+        p = self._validated(StatusPayload, payload)
+        if p is None:
             return
         st = self.engine.state
         for r in p.ranks:
@@ -291,12 +300,8 @@ class Daemon:
 
     def _remote_stacks(self, payload: bytes) -> None:
         """Aggregator: one node's stacks; the job's verdict compares every node's ranks."""
-        try:
-            summ = StackSummary.model_validate_json(payload)
-        except ValueError:
-            self.tailer.stats.dropped["mqtt_bad_payload"] += 1
-            return
-        if summ.job != self.cfg.job:
+        summ = self._validated(StackSummary, payload)
+        if summ is None:
             return
         self.summaries[summ.host] = summ
         from detectors.stacks import compare

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from detectors.events import Event, EventKind
 if TYPE_CHECKING:
     from detectors.detect import JobState
 
-__all__ = ["Sink", "append", "fed_state", "free_port", "stop_process", "sync"]
+__all__ = ["Sink", "append", "corpus_candidate_lines", "fed_state", "free_port", "stop_process", "sync"]
 
 
 def fed_state(lines: list[str], path: str = "console.log", rank: int | None = None) -> JobState:
@@ -80,3 +81,14 @@ class Sink:
 
     def sources(self) -> list[tuple[str, int]]:
         return [(e.source.path, e.source.line) for e in self.events]
+
+
+def corpus_candidate_lines(limit: int = 400) -> Iterator[tuple[Path, bytes]]:
+    """Every line the default parser's scan hands on, in the first ``limit`` corpus logs."""
+    from detectors.parse import default_parser
+
+    scanner = default_parser().scanner
+    for path in sorted((Path(__file__).parent / "corpus").rglob("*.log"))[:limit]:
+        buf = path.read_bytes()
+        for start, end, _ in scanner.scan(buf):
+            yield path, buf[start:end]

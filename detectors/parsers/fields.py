@@ -55,38 +55,31 @@ _NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._])"
 # a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls`` (any key the table does not
 # know that names a part of the loss); tried after the known keys at every position
 _COMP = r"[A-Za-z][A-Za-z0-9_]{0,40}[ _-][Ll]oss|[Ll]oss[_-][A-Za-z][A-Za-z0-9_]{0,40}"
-_FIELD = re.compile(
-    # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
-    rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?(?:(?P<key>{_ALTS})|(?P<comp>{_COMP}))"
-    r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
-    # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
-    # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
-    r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
-    # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
-    r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
-    # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
-    r"(?:total\s{0,4}[:=]\s{0,4})?"
-    # (a percentage is a progress, not a value: "Train step: 45%")
-    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*\s?%)(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
-    re.IGNORECASE,
-)
+
+def _field(key: str) -> re.Pattern[str]:
+    """The key/value pattern around ``key`` (the alternation that names the key and, when it
+    can, a loss component)."""
+    return re.compile(
+        # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
+        rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?{key}"
+        r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
+        # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
+        # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
+        r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
+        # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
+        r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
+        # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
+        r"(?:total\s{0,4}[:=]\s{0,4})?"
+        # (a percentage is a progress, not a value: "Train step: 45%")
+        rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*\s?%)(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+        re.IGNORECASE,
+    )
+
+
+_FIELD = _field(rf"(?:(?P<key>{_ALTS})|(?P<comp>{_COMP}))")
 # the same without the component alternative (tried at every word start, it is most of the
 # cost): used when no "loss" on the line can be part of a component (see _may_have_parts)
-_FIELD_NO_PARTS = re.compile(
-    # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
-    rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?(?P<key>{_ALTS})(?P<comp>(?!))?"
-    r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
-    # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
-    # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
-    r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
-    # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
-    r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
-    # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
-    r"(?:total\s{0,4}[:=]\s{0,4})?"
-    # (a percentage is a progress, not a value: "Train step: 45%")
-    rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*\s?%)(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
-    re.IGNORECASE,
-)
+_FIELD_NO_PARTS = _field(rf"(?P<key>{_ALTS})(?P<comp>(?!))?")
 
 
 def parse_number(text: str) -> float | None:

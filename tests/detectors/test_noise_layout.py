@@ -5,14 +5,12 @@ digits and separators, and a second time from the memo."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.parse import default_parser
 from detectors.parsers import metrics
 from detectors.scanner import NoiseRule
+from tests.helpers import corpus_candidate_lines
 
 
 def _rule() -> NoiseRule:
@@ -42,13 +40,9 @@ def test_same_answer_as_the_search(parts: list[bytes]) -> None:
 
 
 def test_same_answer_on_the_test_corpora_candidate_lines() -> None:
-    parser = default_parser()
     rule = _rule()
     n = 0
-    for path in sorted(Path(__file__).parents[1].joinpath("corpus").rglob("*.log"))[:400]:
-        buf = path.read_bytes()
-        for start, end, _ in parser.scanner.scan(buf):
-            line = buf[start:end]
-            assert rule.has_pair(line) == rule._search(line), (path, line)
-            n += 1
+    for path, line in corpus_candidate_lines():
+        assert rule.has_pair(line) == rule._search(line), (path, line)
+        n += 1
     assert n > 1000
