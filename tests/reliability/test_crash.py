@@ -50,6 +50,9 @@ class Writer(threading.Thread):
         self.logs = logs
         self.rng = random.Random(seed)
         self.stop = threading.Event()
+        # held while a line (and a rotation before it) is written: a checker holding it sees the
+        # directory between two renames, never in the middle of one
+        self.lock = threading.Lock()
         self.fatal: set[str] = set()
         self.lines = 0
         self.rotations = 0
@@ -71,27 +74,31 @@ class Writer(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stop.is_set():
-                r = self.rng.randrange(RANKS)
-                if self.rng.random() < 0.01:
-                    self.rotations += 1
-                    os.close(self.fds[r])
-                    os.rename(self.logs / f"rank{r}.log", self.logs / f"rank{r}.r{self.rotations}.log")
-                    self.fds[r] = self._open(r)
-                line = self._line(r)
-                if self.rng.random() < 0.3:  # a line in two writes: a partial line on disk
-                    cut = self.rng.randrange(1, len(line))
-                    os.write(self.fds[r], line[:cut])
-                    time.sleep(0.002)
-                    os.write(self.fds[r], line[cut:])
-                else:
-                    os.write(self.fds[r], line)
-                self.lines += 1
+                with self.lock:
+                    self._write_one()
                 time.sleep(0.003)
         except BaseException as exc:  # surfaced by the test
             self.error = exc
         finally:
             for fd in self.fds.values():
                 os.close(fd)
+
+    def _write_one(self) -> None:
+        r = self.rng.randrange(RANKS)
+        if self.rng.random() < 0.01:
+            self.rotations += 1
+            os.close(self.fds[r])
+            os.rename(self.logs / f"rank{r}.log", self.logs / f"rank{r}.r{self.rotations}.log")
+            self.fds[r] = self._open(r)
+        line = self._line(r)
+        if self.rng.random() < 0.3:  # a line in two writes: a partial line on disk
+            cut = self.rng.randrange(1, len(line))
+            os.write(self.fds[r], line[:cut])
+            time.sleep(0.002)
+            os.write(self.fds[r], line[cut:])
+        else:
+            os.write(self.fds[r], line)
+        self.lines += 1
 
 
 def check_checkpoint(state: Path, logs: Path) -> dict | None:
@@ -138,7 +145,8 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
                 time.sleep(rng.uniform(0.2, 3.0))
                 assert rw.p.poll() is None, f"rankwatch died by itself: {rw.output()}"
                 assert rw.kill() == -9
-            doc = check_checkpoint(state, logs)
+            with writer.lock:  # no rename between listing the directory and its stats
+                doc = check_checkpoint(state, logs)
             if doc is not None:
                 killed_with_checkpoint += 1
                 seen_ids |= incident_ids(state)
