@@ -745,13 +745,14 @@ class _Correlator:
 
 def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None:
     """Every rank timed out: the one whose collective sequence is lowest, when exactly one
-    is, fell behind the others. Like is compared with like (every rank's last enqueued work,
-    else every rank's timed-out SeqNum), and only a few collectives apart: sequence numbers
+    is, fell behind the others. Like is compared with like (every rank's last completed work,
+    then every rank's last enqueued work, else every rank's timed-out SeqNum), and only a few
+    collectives apart: sequence numbers
     thousands apart belong to different process groups."""
     timeouts = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters]
     if len({m.group(1) for f in timeouts if (m := _PG.search(f.evidence[0].text))}) > 1:
         return None  # several process groups: their sequences do not compare
-    for key in ("last_enqueued", "seq"):
+    for key in ("last_completed", "last_enqueued", "seq"):
         progress: dict[int, int] = {}
         for f in timeouts:
             v = f.data.get(key)
@@ -761,6 +762,12 @@ def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None
             continue
         low, high = min(progress.values()), max(progress.values())
         lows = [r for r, v in progress.items() if v == low]
+        if key == "last_completed":
+            # the GPU side: the rank whose collectives stopped completing first, when exactly one
+            # did, is the one the others wait on (its stream is stuck); level ranks say nothing
+            if len(lows) == 1 and 0 < high - low <= _MAX_SEQ_BEHIND:
+                return lows[0]
+            continue
         if key == "last_enqueued":
             stuck = [int(v) for f in timeouts if (v := f.data.get("seq")) is not None and str(v).isdigit()]
             if stuck and low >= max(stuck):

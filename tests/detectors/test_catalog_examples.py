@@ -16,8 +16,9 @@ import pytest
 
 from detectors.catalog import Entry, Fingerprint, load_catalog
 from detectors.model import EventKind
-from detectors.parse import default_parser
+from detectors.parse import LogParser, default_parser
 from detectors.parsers.base import FileState
+from detectors.scanner import available_engines
 
 # (entry id, pattern) -> why the real example does not parse to a MATCH of that entry
 KNOWN_CONFLICTS: dict[tuple[str, str], str] = {
@@ -103,3 +104,28 @@ def test_every_fingerprint_has_an_example_or_is_listed() -> None:
 def test_conflict_list_names_fingerprints_that_have_an_example() -> None:
     with_example = {(e.id, fp.pattern) for e, _, fp in _fingerprints() if fp.example is not None}
     assert set(KNOWN_CONFLICTS) <= with_example
+
+
+_CHUNK_HEAD = b"[rank0]:[I1202 13:15:05.079] train.py:88] step 5 | loss 0.3\nx\n"
+
+
+@pytest.mark.parametrize("engine", [e for e in available_engines() if e != "re"])
+def test_every_example_is_a_candidate_line_inside_a_chunk(engine: str) -> None:
+    """The multi-pattern engine finds every example line in the middle of a chunk, as the tailer
+    reads it, with the id of the example's own pattern. Hyperscan once missed a line after a
+    newline when two patterns shared a prefix and ended alike: only the Python regex test above
+    would not have shown it (the parser searches only the lines the scan returns)."""
+    parser = LogParser(engine=engine)
+    ids = {(e.id, fp.pattern): parser._n_special + k for k, (e, fp) in
+           enumerate((r.entry, r.fp) for r in parser.fingerprints)}
+    lost = []
+    for entry, _, fp in _fingerprints():
+        if fp.example is None:
+            continue
+        line = fp.example.encode()
+        buf = _CHUNK_HEAD + line + b"\nthe next line\n"
+        start = len(_CHUNK_HEAD)
+        got = [hit_ids for s, _e, hit_ids in parser.scanner.scan(buf) if s == start]
+        if not got or ids[(entry.id, fp.pattern)] not in got[0]:
+            lost.append(f"{entry.id}: {fp.example!r}")
+    assert lost == [], f"{engine} does not return these example lines inside a chunk: {lost}"

@@ -152,3 +152,31 @@ def test_parser_rejects_a_dataset_map_bar() -> None:
     parser = default_parser()
     assert parser.scanner.scan((line + "\n").encode()) == []
     assert parser.parse_line(line, 1, FileState(path="x")) == []
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "re"])
+def test_scan_finds_every_line_a_rule_matches_in_the_real_corpora(engine: str, real_logs) -> None:  # type: ignore[no-untyped-def]
+    """Candidate lines are a superset of the lines each rule's Python regex matches, over every
+    real log the project has (a false negative of the engine would silently lose a failure)."""
+    import re
+    from pathlib import Path
+
+    parser = LogParser(engine=engine)
+    scanner = Scanner(parser.scanner.patterns, engine=engine)  # no noise rule: the raw engine
+    rules = [re.compile(p.encode()) for p in scanner.patterns]
+    corpus = Path(__file__).resolve().parents[1] / "corpus"
+    files = sorted(corpus.glob("*/*/combined.log")) + sorted(real_logs.glob("*/combined.log"))
+    assert len(files) > 700
+    lost: list[str] = []
+    for path in files:
+        buf = path.read_bytes()
+        if not buf.endswith(b"\n"):
+            buf += b"\n"
+        found = {s: set(ids) for s, _e, ids in scanner.scan(buf)}
+        pos = 0
+        for line in buf.split(b"\n")[:-1]:
+            want = {i for i, rx in enumerate(rules) if rx.search(line)}
+            if not want <= found.get(pos, set()):
+                lost.append(f"{path.parent.name}: {line[:120]!r} {sorted(want - found.get(pos, set()))}")
+            pos += len(line) + 1
+    assert lost == []
