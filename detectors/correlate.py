@@ -423,10 +423,13 @@ class _Correlator:
         ws = self.world_size()
         # a rank that printed a traceback is dying of its own error, not hanging silently
         candidates = sorted(known - reporters - self.st.traceback_ranks)
-        inferred = False
+        inferred = guessed_world = False
         if not candidates and ws and len(reporters) == ws - 1:
             candidates = sorted(set(range(ws)) - reporters)
             inferred = True
+        if not candidates and not ws:
+            candidates = _absent_below(reporters)
+            inferred = guessed_world = bool(candidates)
         if not candidates:
             behind = _behind_in_sequence(fatal, reporters)
             candidates = [behind] if behind is not None else []
@@ -455,9 +458,11 @@ class _Correlator:
         with_samples = [c for k in (("g", r), ("l", r)) if (c := self.st.ranks.get(k)) is not None and c.samples]
         if with_samples:
             evidence.insert(0, max(with_samples, key=lambda c: c.last_step_order).samples[-1].source)
+        extra: dict[str, Any] = {"inferred": True, "world_guess": max(reporters) + 1} if guessed_world else {}
         return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence, rank_from="progress",
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
-                             inferred_from_world_size=inferred, seq=first_to.data.get("seq"))]
+                             inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
+                             **extra)]
 
     def absent_from_sync(self, fatal: list[Finding]) -> list[Finding]:
         """Ranks report reaching a sync point (a store barrier's waiters, Horovod's ready
@@ -701,6 +706,9 @@ class _Correlator:
             step = f" after step {d['last_step']}" if d.get("last_step") is not None else ""
             lines.append(f"Rank {rank} stopped making progress{step} and never reported a timeout, "
                          f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")
+            if d.get("world_guess"):
+                lines.append(f"No world size is logged: rank {rank} is the one silent rank if the job has "
+                             f"{d['world_guess']} ranks (inferred; check its log and node first).")
             claimed = [e for e in self.st.exits if e.data.get("root_cause")]
             if claimed:
                 lines.append(f"The launcher's 'Root Cause (first observed failure)' names rank {claimed[0].rank}, "
@@ -741,6 +749,20 @@ class _Correlator:
             lines.append("Every report in these logs is a consequence (timeouts, lost peers, teardown); the rank that started it "
                          "is not visible here. Check the other nodes' logs and `dmesg`, or py-spy the stuck ranks.")
         return lines
+
+
+def _absent_below(reporters: set[int]) -> list[int]:
+    """No world size logged: the ranks below the highest reporter exist. When exactly one of them
+    is silent and the reporters then fill a world of a power-of-two size of at least 4 (4, 8, 16 …
+    GPUs: how jobs are sized), that rank is the one they wait for (inferred). Ranks 1–6 reporting, rank 0
+    silent, leaves the world open (7, or 8 with another silent rank): no one is named."""
+    if not reporters:
+        return []
+    n = max(reporters) + 1
+    silent = [r for r in range(n) if r not in reporters]
+    if len(silent) != 1 or n < 4 or n & (n - 1):
+        return []  # one reporter of two is a pasted excerpt as often as a silent rank: too little
+    return silent
 
 
 def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None:

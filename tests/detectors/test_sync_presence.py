@@ -236,3 +236,61 @@ def test_the_one_rank_that_submitted_another_tensor_is_named() -> None:
     # two ranks that each wait for the other: neither stands apart
     two = [_HVD_HEAD, "HorovodAllreduce_a_0 [ready ranks: 0], HorovodAllreduce_b_0 [ready ranks: 1]"]
     assert [i["initiator"]["rank"] for i in report("\n".join(two) + "\n")["incidents"]] == [None] * len(report("\n".join(two) + "\n")["incidents"])
+
+
+def _pg_status(rank: int, seq: int, enqueued: int, completed: int) -> str:
+    # torch 2.5+ watchdog summary (vllm-project/vllm, corpus d3-052), numbers varied per case
+    return (f"[rank{rank}]:[E822 16:31:16.132547721 ProcessGroupNCCL.cpp:2271] [PG ID 4 PG GUID 67 Rank {rank}]  "
+            f"failure detected by watchdog at work sequence id: {seq} PG status: last enqueued work: {enqueued}, "
+            f"last completed work: {completed}")
+
+
+def test_the_rank_whose_collectives_stopped_completing_first_is_the_culprit() -> None:
+    # every rank enqueued far ahead (the CPU side says nothing); rank 5 completed one collective less
+    text = "\n".join(_pg_status(r, 901 if r == 5 else 902, 1500, 900 if r == 5 else 901) for r in range(8)) + "\n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"], top["initiator"]["rank_from"]) == ("rank_hang", 5, "progress")
+
+
+def test_two_ranks_equally_behind_in_completed_work_name_no_one() -> None:
+    text = "\n".join(_pg_status(r, 902, 1500, 900 if r in (2, 5) else 901) for r in range(8)) + "\n"
+    assert report(text)["incidents"][0]["initiator"]["rank"] is None
+
+
+def _watchdog(rank: int) -> str:
+    # the old watchdog line without a prefix (ultralytics/ultralytics DDP, corpus d3-037), rank varied
+    return (f"[E ProcessGroupNCCL.cpp:828] [Rank {rank}] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=10792, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800764 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize(("reporters", "named"), [
+    ((1, 2, 3), 0),  # ranks 1-3 of a 4-GPU job time out; rank 0 never does (inferred)
+    ((0, 1, 2, 3, 4, 6, 7), 5),  # one silent rank of 8
+    ((1,), None),  # one reporter of two: as often a pasted excerpt as a silent rank
+    ((1, 2, 3, 4, 5, 6), None),  # a world of 7, or of 8 with rank 7 silent too: open
+    ((0, 1, 4, 5, 6, 7), None),  # two silent ranks
+])
+def test_with_no_world_size_the_one_silent_rank_of_a_power_of_two_world_is_inferred(
+        reporters: tuple[int, ...], named: int | None) -> None:
+    top = report("\n".join(_watchdog(r) for r in reporters) + "\n")["incidents"][0]
+    assert top["initiator"]["rank"] == named
+    if named is not None:
+        assert (top["failure"], top["initiator"]["inferred"]) == ("rank_hang", True)
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # c10d TraceUtils.h analyzeLaggingRanks, as KellerJordan/modded-nanogpt's report printed it
+    ("             [7] finished collective #182, but didn't join collective #183 (count from 1)", 7),
+    ("\t   - [3] joined but didn't finish collective #41207 (count from 1)", 3),
+    # analyzeMissingRanks
+    ("\t - To our best knowledge, ranks [6] are the lagging ranks that caused this timeout. "
+     "They never joined any collectives", 6),
+    # a list of several ranks names none of them
+    ("\t     [0, 1, 2] finished collective #41207, but didn't join collective #41208 (count from 1)", None),
+])
+def test_the_desync_report_names_the_lagging_rank(line: str, rank: int | None) -> None:
+    text = _watchdog(0) + "\n" + "\t - [0] Timeout at collective: ALLREDUCE, #315\n" + (
+        "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n") + line + "\n"
+    top = report(text)["incidents"][0]
+    assert top["initiator"]["rank"] == rank
+    assert top["failure"] == ("rank_hang" if rank is not None else "collective_timeout")
