@@ -32,6 +32,12 @@ LINES = [
      "| epoch 001:    370 / 614 loss=10.093, nll_loss=10.093, ppl=1092.29, wps=1334, ups=3.0, wpb=439, bsz=18, "
      "num_updates=371, lr=0.05, gnorm=0.788, clip=100%, oom=0",
      {"loss": 10.093, "step": 371, "grad_norm": 0.788, "lr": 0.05}),
+    ("OpenNMT-py progress, cross-entropy as xent (corpus d3-033)",
+     "Epoch  1, 12950/37527; acc:   4.50; ppl: 42885.19; xent:  10.67; 3594 src tok/s; 3678 tgt tok/s;   9897 s elapsed",
+     {"loss": 10.67}),
+    ("TF estimator logging hook under horovodrun (corpus h2-090)",
+     "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 8293909.5, learning_rate = 0.01386975, train_mean_iou = 0.035427254",
+     {"loss": 8293909.5, "lr": 0.01386975}),
     ("HF Trainer dict (corpus num-063)", "{'loss': 0.1474, 'grad_norm': nan, 'learning_rate': 0.0001, 'epoch': 0.04}",
      {"loss": 0.1474, "grad_norm": NAN, "epoch": 0.04}),
     ("mmengine (corpus num-031)",
