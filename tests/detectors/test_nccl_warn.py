@@ -1,0 +1,46 @@
+"""NCCL's own WARN lines: the ones reporting a failure are ``nccl_error``; the WARNs a healthy
+job prints (a missing optional library, a sysfs path) are not. Every line is a real one."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.model import EventKind
+from detectors.parse import default_parser
+from detectors.parsers.base import FileState
+
+
+def _matches(line: str) -> list[tuple[str | None, int | None]]:
+    events = default_parser().parse_line(line, 1, FileState("x.log"))
+    return [(ev.failure, ev.rank) for ev in events if ev.kind is EventKind.MATCH]
+
+
+@pytest.mark.parametrize("line", [
+    # bootstrap connect refused (espnet/espnet, corpus d4-012)
+    "tj1-asr-train-v100-13:941227:943077 [0] include/socket.h:390 NCCL WARN Connect to 10.38.10.112<21724> failed : Connection refused",
+    # the newer socket code's wording (corpus holdout3)
+    "h100-15:139:1092 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to 10.0.0.82<38455> failed : Software caused connection abort",
+    # NCCL 2.4's collective check (NVIDIA/nccl#248, corpus dist-120)
+    "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. "
+    "You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+    # IB health check (corpus dev)
+    "h100-28:238:1313 [0] transport/net_ib.cc:139 NCCL WARN communicator encountered a fatal error (detected in ncclIbTest)",
+    # proxy socket (corpus dev)
+    "gpu004:2200689:2200705 [2] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x7f4778cdaae8",
+])
+def test_failure_warns_are_nccl_errors(line: str) -> None:
+    assert [f for f, _ in _matches(line)] == ["nccl_error"]
+
+
+def test_two_processes_claiming_one_rank_name_no_rank() -> None:
+    # NCCL bootstrap.cc under Slurm (Lightning-AI/pytorch-lightning, corpus d4-013): "rank 1" is a slot
+    line = "hpc-25-14:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already checked in"
+    assert _matches(line) == [("nccl_error", None)]
+
+
+@pytest.mark.parametrize("line", [
+    "DESKTOP:36629:36629 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "DESKTOP:36629:36635 [0] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:21/../../0000:21:00.0",
+])
+def test_benign_warns_are_not_failures(line: str) -> None:
+    assert _matches(line) == []
