@@ -277,8 +277,16 @@ class _Correlator:
         # overflows that keep coming above the scaler's own starting scale: it had grown back over
         # many good steps, so this is not warm-up (one such overflow alone is the scaler probing)
         grown = len(real) >= 2 and any(m.initial is not None and start is not None and start > m.initial for m in real)
-        if grown:
+        # or a metric line had already logged the scale settled below its start before the
+        # overflows came (guided-diffusion's table: lg_loss_scale 17.9 for a while, start 20):
+        # the search was over, these overflows are new
+        head = real[0] if real else None
+        settled = head is not None and head.initial is not None and any(
+            rs.scale_min_rec is not None and rs.scale_min is not None and rs.scale_min_rec.order < head.order
+            and rs.scale_min < head.initial for rs in self.st.ranks.values())
+        if grown or settled:
             calibrating = False
+            grown = True
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating
         # one unbroken run of halvings down from the initial scale, no more than 12 of them
         # (2^32 → 2^24 in DeepSpeed's first seconds), or ending at a scale fp16 training

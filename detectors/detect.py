@@ -316,13 +316,16 @@ class JobState:
         failure = ev.failure or "rank_exception"
         if failure == "fp16_overflow_skips":
             d = ev.data
+            to_scale = _float(d.get("to_scale"))
+            if to_scale is None and (lg := _float(d.get("to_scale_log2"))) is not None and math.isfinite(lg):
+                to_scale = 2.0 ** max(min(lg, 1000.0), -1000.0)  # a scaler that logs log2(scale)
             move = ScaleMove(
                 step if step is not None else _int(d.get("iteration")),
                 order,
                 ev.time,
                 ev.source,
                 _float(d.get("from_scale")),
-                _float(d.get("to_scale")),
+                to_scale,
                 hysteresis="hysteresis" in d,
                 initial=_float(d.get("initial_scale")),
             )

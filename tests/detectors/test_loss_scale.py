@@ -244,3 +244,25 @@ def test_apex_moves_that_name_only_the_new_scale_start_a_new_run_when_it_grew() 
 
     assert _final_run([move(1, 16384), move(2, 8192), move(3, 4096)]) == 3
     assert _final_run([move(1, 16384), move(2, 8192), move(3, 65536), move(4, 32768)]) == 2
+
+
+def _diffusion_table(lg: float, loss: float) -> list[str]:
+    # OpenAI's logger (guided-diffusion's dumpkvs), corpus d3-042, values varied
+    return ["-" * 28, "| grad_norm     | 1.7      |", f"| lg_loss_scale | {lg:<8} |", f"| loss          | {loss:<8} |",
+            "| step          | 1.09e+04 |", "-" * 28]
+
+
+def test_guided_diffusion_overflows_after_its_scale_had_settled_are_not_warm_up() -> None:
+    """corpus d3-042: the tables show lg_loss_scale settled at 17.9 (its start is 20), then three
+    'Found NaN, decreased lg_loss_scale' lines: new overflows mid-run, not the search."""
+    lines = _diffusion_table(17.9, 0.42) + _diffusion_table(17.9, 0.84) + [
+        f"Found NaN, decreased lg_loss_scale to {lg}" for lg in (16.929000000013357, 15.929000000013357, 14.929000000013357)]
+    top = _run(lines)[0]
+    assert (top.failure, top.severity) == ("fp16_overflow_skips", "warning")
+    assert top.data["lowest_scale"] == 2.0 ** 14.929000000013357  # the log2 scale, read as a scale
+
+
+def test_guided_diffusions_first_halving_from_its_start_is_warm_up() -> None:
+    """corpus num-067: one 'Found NaN' from lg 20 (its initial) to 19 at the start."""
+    top = _run(["Found NaN, decreased lg_loss_scale to 19.0"])[0]
+    assert (top.failure, top.severity) == ("loss_scale_warmup", "info")
