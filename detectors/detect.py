@@ -30,9 +30,10 @@ _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
-MAX_RANKS = 16_384
+MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
-ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before  # distinct ranks with their own state (a bound far below any label explosion)
+ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
+ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
 
 
 def nonfinite(v: Any) -> bool:
@@ -554,6 +555,12 @@ class JobState:
             size = abs(med)
             rise = v - med
             if size == 0 or (metric == "grad_norm" and med < 0):
+                continue
+            if metric == "loss" and abs(rise) >= ABSURD_LOSS_JUMP * max(size, 1.0):
+                # a million times its level in one step, up or down (a loss of 8.3 then
+                # -2e17): no noise or schedule does that, whatever the history
+                setattr(st, attr, rec)
+                rec.data.setdefault("baseline_median", med)
                 continue
             if rise < (1.0 if n < 3 else 0.25) * (1.0 if metric == "loss" else med):
                 # too small a rise in absolute terms, unless the series was flat until now

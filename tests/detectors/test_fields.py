@@ -218,6 +218,16 @@ def test_negative_loss_spike() -> None:
     assert "loss_spike" not in found
 
 
+def test_a_loss_a_million_times_its_level_is_a_spike_either_way() -> None:
+    """Keras's running average from 8.28 to -2.0e17 after one batch (corpus d4-034): one earlier
+    sample is history enough; an NLL improving from -4.3 to -5.1 is not a blow-up."""
+    bar = "{n}/511502 [==>...........................] - ETA: 63s - loss: {v}"
+    found = _incidents([bar.format(n=66496, v="8.2800"), bar.format(n=66528, v="-204433556137039776.0000")])
+    assert found["loss_spike"].step == 66528
+    found = _incidents([f"step {i}: loss {v}" for i, v in enumerate([-4.3, -4.6, -5.1], 1)])
+    assert "loss_spike" not in found
+
+
 def test_a_jump_off_a_plateau_is_a_spike() -> None:
     """Keras epoch averages flat at 0.047 for five epochs, then 0.061 and 0.096 (corpus ovf-012)."""
     vals = [0.0475, 0.0474, 0.0473, 0.0471, 0.0472, 0.0612, 0.0958]
