@@ -38,7 +38,7 @@ from tests.reliability.proc import metric, rankwatch
 
 RANKS = 3
 KILLS = 22
-SEED = int(os.environ.get("RANKWATCH_CRASH_SEED", "20261202"))  # another seed explores other interleavings
+SEED = int(os.environ.get("TEST_CRASH_SEED", "20261202"))  # another seed explores other interleavings (not RANKWATCH_*: that is the daemon's config)
 JOB = "crash"
 
 
