@@ -129,7 +129,7 @@ def _spawn(m: re.Match[str], seg: Segment) -> bool:
 # Open MPI's mpirun (Horovod, MPI jobs) names the MPI rank (the global rank) that ended the job:
 # "mpirun noticed that process rank 7 with PID 0 on node n1 exited on signal 9 (Killed)." and,
 # over three lines, "The first process to do so was: / Process name: [[29973,1],0] / Exit code: 1"
-_MPI_SIGNAL = re.compile(r"mpirun noticed that process rank (?P<rank>\d+) with PID \S+ on node \S+ exited on signal (?P<sig>\d+)")
+_MPI_SIGNAL = re.compile(r"(?:mpirun|mpiexec|orterun|prterun) noticed that process rank (?P<rank>\d+) with PID \S+ on node \S+ exited on signal (?P<sig>\d+)")
 _MPI_NAME = re.compile(r"Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]")
 _MPI_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)")
 
@@ -244,7 +244,7 @@ RULES = [
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
-    Rule("launcher.mpirun", r"mpirun noticed that process rank \d+|Process name:\s+\[\[\d+,\d+\],\d+\]|^\s*Exit code:\s+-?\d+",
+    Rule("launcher.mpirun", r"(?:mpirun|mpiexec|orterun|prterun) noticed that process rank \d+|Process name:\s+\[\[\d+,\d+\],\d+\]|^\s*Exit code:\s+-?\d+",
          _mpirun),
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"

@@ -299,6 +299,11 @@ def test_open_mpi_names_the_rank_that_ended_the_job() -> None:
             "  Process name: [[29973,1],0]\n  Exit code:    1")
     inc = report(text)["incidents"][0]
     assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_exception", 0)
+    # Open MPI names itself as it was called: mpiexec (corpus d4-042, a Horovod job's segfault)
+    inc = report("[lhx-910:19474] *** Process received signal ***\n[lhx-910:19474] Signal: Segmentation fault (11)\n"
+                 "mpiexec noticed that process rank 0 with PID 19474 on node lhx-910 exited on signal 11 "
+                 "(Segmentation fault).")["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_segfault", 0)
 
 
 def test_a_runners_stream_label_before_the_torchrun_summary() -> None:
