@@ -429,8 +429,9 @@ class _Correlator:
                     speaking.add(r)
         known = speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
         ws = self.world_size()
-        # a rank that printed a traceback is dying of its own error, not hanging silently
-        candidates = sorted(known - reporters - self.st.traceback_ranks)
+        # a rank that printed a traceback is dying of its own error, not hanging silently; one
+        # whose NCCL communicator was aborted had seen an error too
+        candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks)
         inferred = guessed_world = False
         if not candidates and ws and len(reporters) == ws - 1:
             candidates = sorted(set(range(ws)) - reporters)

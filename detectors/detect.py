@@ -136,6 +136,7 @@ class JobState:
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
         self._proc_unranked: dict[str, list[int]] = {}  # indices into findings
         self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
+        self.aborted_ranks: set[int] = set()  # NCCL aborted their communicator: they saw an error
         self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
@@ -156,6 +157,7 @@ class JobState:
         self.__dict__.setdefault("sync_points", {})
         self.__dict__.setdefault("last_traceback_order", 0)
         self.__dict__.setdefault("max_nranks", 0)
+        self.__dict__.setdefault("aborted_ranks", set())
         self.__dict__.setdefault("open_blocks", {})
 
     # ----------------------------------------------------------------- bookkeeping
@@ -284,6 +286,8 @@ class JobState:
                 self.learn(lr, ev.data["rank"])
             nranks = int(ev.data["world_size"])
             self.max_nranks = max(self.max_nranks, nranks)
+            if ev.data.get("aborted") and len(self.aborted_ranks) < MAX_RANKS:
+                self.aborted_ranks.add(int(ev.data["rank"]))
             if ev.data.get("nccl_proc") is not None and nranks >= self.max_nranks:
                 # the largest communicator seen is the world's: a sub-group's rank is not the global one
                 self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")

@@ -79,6 +79,9 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
             "world_size": int(cm.group("n")),
             "device": int(cm.group("dev")) if cm.group("dev") else pre.device,
             "local_rank": int(cm.group("lr")) if cm.group("lr") else None,
+            # "comm 0x… rank 11 nranks 16 … - Abort COMPLETE": the rank tore its communicator down
+            # after an error it saw (a timeout, a peer's failure): it is not a silent rank
+            **({"aborted": True} if "Abort COMPLETE" in seg.body[cm.end():] else {}),
             **({"nccl_proc": f"{pre.host}:{pre.pid}"} if pre.host is not None and pre.pid is not None else {}),
         },
     )

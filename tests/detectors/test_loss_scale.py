@@ -266,3 +266,9 @@ def test_guided_diffusions_first_halving_from_its_start_is_warm_up() -> None:
     """corpus num-067: one 'Found NaN' from lg 20 (its initial) to 19 at the start."""
     top = _run(["Found NaN, decreased lg_loss_scale to 19.0"])[0]
     assert (top.failure, top.severity) == ("loss_scale_warmup", "info")
+
+
+def test_deepspeeds_minimum_scale_abort_in_any_case() -> None:
+    """corpus holdout5 h5-063: the abort pasted lower-cased (as issue titles and chats show it)."""
+    top = _run(["exception: current loss scale already at minimum - cannot decrease scale anymore. exiting run"])[0]
+    assert top.failure == "loss_scale_collapse"

@@ -294,3 +294,22 @@ def test_the_desync_report_names_the_lagging_rank(line: str, rank: int | None) -
     top = report(text)["incidents"][0]
     assert top["initiator"]["rank"] == rank
     assert top["failure"] == ("rank_hang" if rank is not None else "collective_timeout")
+
+
+def test_a_rank_whose_communicator_was_aborted_is_not_the_silent_one() -> None:
+    """HF Trainer on 16 ranks (corpus holdout5 h5-034): ranks 13 and 14 time out; rank 11 only
+    shows NCCL aborting its communicator, which it does after seeing an error: not silent."""
+    text = (
+        "[E ProcessGroupNCCL.cpp:475] [Rank 13] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21668, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800522 milliseconds before timing out.\n"
+        "a6000_node2:65508:447 [6] NCCL INFO comm 0xc320220 rank 14 nranks 16 cudaDev 6 busId c1000 - Abort COMPLETE\n"
+        "[E ProcessGroupNCCL.cpp:916] [Rank 14] NCCL watchdog thread terminated with exception: [Rank 14] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=21668, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=1800000) ran for 1800519 milliseconds before timing out.\n"
+        "a6000_node2:65505:452 [3] NCCL INFO comm 0xc021ee0 rank 11 nranks 16 cudaDev 3 busId 61000 - Abort COMPLETE\n"
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("collective_timeout", None)
+    # the same rank seen only initialising its communicator is a rank that took part and said nothing
+    quiet = text.replace("busId 61000 - Abort COMPLETE", "busId 61000 commId 0x5e1f - Init COMPLETE")
+    assert report(quiet)["incidents"][0]["initiator"]["rank"] == 11
