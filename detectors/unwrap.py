@@ -20,6 +20,7 @@ from collections import Counter
 __all__ = ["MIN_WIDTH", "unwrap", "wrap_width"]
 
 MIN_WIDTH = 80
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 
 def wrap_width(lines: list[bytes]) -> int | None:
@@ -33,6 +34,11 @@ def wrap_width(lines: list[bytes]) -> int | None:
         return None
     if len({ln[:24] for ln in at}) == 1:
         return None  # fixed-width records (NCCL INFO tables), not wrapped text
+    shapes = {ln.translate(_DIGITS) for ln in at}
+    if len(shapes) == 1 or (len(at) >= 10 and len(shapes) <= len(at) // 10):
+        # the same record with other numbers (DeepSpeed's "[date] ... [Rank 0] step=17, skipped=0,
+        # lr=[1e-06], mom=[0.0]" every step): the longest line is a record, not a wrap width
+        return None
     # wrapped, not cut: the line after a full-width one continues it (starts mid-word or
     # with punctuation) far more often than it starts a new record ("[rank1]:", a date)
     pairs = [(ln, lines[i + 1]) for i, ln in enumerate(lines[:-1]) if len(ln) == width]

@@ -54,3 +54,16 @@ def test_records_of_equal_length_are_not_wraps() -> None:
     cut = "\n".join(f"[rank{r}]:[E626 06:24:44.90388 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
                     f"operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=98"[:120] for r in range(8)).encode()
     assert unwrap(cut) == cut
+
+
+def test_the_same_record_every_step_is_not_a_wrap_width() -> None:
+    """DeepSpeed's log_dist line, the longest of the excerpt and of equal length every step, each
+    followed by a pipeline-engine line starting in lower case (corpus holdout5 h5-032)."""
+    lines = []
+    for s in range(16, 24):
+        lines.append(f"[2026-07-30 09:16:{s + 13:02d},681] [INFO] [logging.py:123:log_dist] [Rank 0] step={s}, skipped=0, "
+                     "lr=[1e-06], mom=[0.0]")
+        lines.append(f"steps: {s} loss: {'nan' if s >= 18 else '0.5994'} iter time (s): 3.235 samples/sec: 0.309")
+    data = "\n".join(lines).encode()
+    assert wrap_width(data.split(b"\n")) is None
+    assert unwrap(data) == data
