@@ -653,11 +653,14 @@ def _last_finite(samples: deque[SampleRec], metric: str) -> list[Any] | None:
 
 def _halvings(before: float, after: float) -> bool:
     """A scaler backs off by powers of two (or to zero): 299499.5 → 267780.1 is an average
-    over an epoch moving, not a scale going down."""
+    over an epoch moving, and 100 → 99.995 a learned scale drifting, not a scale going down."""
     if after <= 0:
         return True
     ratio = before / after
-    return abs(ratio - 2 ** round(math.log2(ratio))) <= 0.01 * ratio
+    k = round(math.log2(ratio))
+    # at least one halving: 100 → 99.995 (open_clip's "Logit Scale", a learned temperature) is
+    # within 1 % of 2^0, which is no move at all
+    return k >= 1 and abs(ratio - 2**k) <= 0.01 * ratio
 
 
 def _halves(a: ScaleMove, b: ScaleMove) -> bool:

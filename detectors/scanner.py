@@ -85,8 +85,8 @@ class NoiseRule:
         low = line.lower()
         for m in self._pair.finditer(low):
             s = m.start()
-            if s == 0 or not low[s - 1 : s].isalnum():
-                return True
+            if s == 0 or not low[s - 1 : s].isalnum() or line[s : s + 1] == b"L":
+                return True  # a word start, or a CamelCase part glued to one ("RPNL1Loss=nan", MXNet)
         return False
 
     def keep(self, line: bytes, ids: list[int]) -> list[int]:

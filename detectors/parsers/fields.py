@@ -52,9 +52,10 @@ _LOOKUP: dict[str, str] = {_SEP.sub(" ", s): k for s, k in CANONICAL.items()}
 _ALTS = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in sorted(_LOOKUP, key=len, reverse=True))
 _EVAL_NS = r"(?P<evns>eval|val|valid|validation|test)[/._]"
 _NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._])"
-# a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls`` (any key the table does not
-# know that names a part of the loss); tried after the known keys at every position
-_COMP = r"[A-Za-z][A-Za-z0-9_]{0,40}[ _-][Ll]oss|[Ll]oss[_-][A-Za-z][A-Za-z0-9_]{0,40}"
+# a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls``, MXNet's glued ``RPNL1Loss``
+# (any key the table does not know that names a part of the loss); tried after the known keys at
+# every position
+_COMP = r"[A-Za-z][A-Za-z0-9_]{0,40}[ _-][Ll]oss|[Ll]oss[_-][A-Za-z][A-Za-z0-9_]{0,40}|[A-Za-z][A-Za-z0-9]{0,40}[a-z0-9]Loss"
 
 def _field(key: str) -> re.Pattern[str]:
     """The key/value pattern around ``key`` (the alternation that names the key and, when it
@@ -193,6 +194,8 @@ def _may_have_parts(text: str) -> bool:
                     return True
             if after[:1] in ("_", "-") and after[1:2].isalpha():
                 return True
+            if i >= 2 and low[i - 1].isalnum() and (low[i - 2].isalnum() or low[i - 1].isdigit()):
+                return True  # a word glued before it ("RPNL1Loss", "RCNNLogLoss")
         i = low.find("loss", i + 4)
     return False
 

@@ -38,6 +38,10 @@ LINES = [
     ("TF estimator logging hook under horovodrun (corpus h2-090)",
      "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 8293909.5, learning_rate = 0.01386975, train_mean_iou = 0.035427254",
      {"loss": 8293909.5, "lr": 0.01386975}),
+    ("MXNet Speedometer with CamelCase loss parts glued to their names (corpus holdout5 h5-082)",
+     "Epoch[0] Batch [200]    Speed: 1.11 samples/sec Train-RPNAcc=0.797503,  RPNLogLoss=0.509807,    RPNL1Loss=nan,  "
+     "RCNNAcc=0.669038,       RCNNLogLoss=3.597333,   RCNNL1Loss=0.004864,",
+     {"loss": NAN}),
     ("HF Trainer dict (corpus num-063)", "{'loss': 0.1474, 'grad_norm': nan, 'learning_rate': 0.0001, 'epoch': 0.04}",
      {"loss": 0.1474, "grad_norm": NAN, "epoch": 0.04}),
     ("mmengine (corpus num-031)",

@@ -272,3 +272,14 @@ def test_deepspeeds_minimum_scale_abort_in_any_case() -> None:
     """corpus holdout5 h5-063: the abort pasted lower-cased (as issue titles and chats show it)."""
     top = _run(["exception: current loss scale already at minimum - cannot decrease scale anymore. exiting run"])[0]
     assert top.failure == "loss_scale_collapse"
+
+
+def test_a_learned_scale_drifting_down_is_not_a_scaler_backing_off() -> None:
+    """open_clip's 'Logit Scale' (a learned temperature, corpus holdout5 h5-023) goes 100.000 →
+    99.995 → 99.990: within 1 % of no change, never a halving."""
+    line = ("2023-06-29,15:4{m}:40 | INFO | Train Epoch: 0 [ {n:5d}/109468 (3%)] Loss: {loss} (1.023) Data (t): 0.158 "
+            "Batch (t): 0.559, 36.0876/s LR: 0.000001 Logit Scale: {s} - V4")
+    lines = [line.format(m=m, n=64 + 6400 * m, loss=loss, s=s) for m, (loss, s) in
+             enumerate([(1.0672, "100.000"), (0.97884, "99.995"), (0.87522, "99.990"), (0.73911, "99.987"),
+                        (0.60426, "99.983"), (0.62116, "99.981")])]
+    assert [i for i in _run(lines) if i.severity != "info"] == []

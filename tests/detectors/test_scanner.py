@@ -126,6 +126,9 @@ def test_metric_trigger_needs_a_number_beside_a_metric_key(engine: str) -> None:
     assert _noise_scan(engine, b"step 12 | loss 2.31\n") == [[0, 1]]
     assert _noise_scan(engine, b"{'eval_loss': 2.5, 'eval_runtime': 3.1}\n") == [[0]]  # a prefixed key counts
     assert _noise_scan(engine, b"throughput 812.5 samples/s\n") == [[2]]  # not a metric trigger: kept
+    # MXNet glues CamelCase loss parts to their names (corpus holdout5 h5-082): a metric key too
+    assert _noise_scan(engine, b"Train-RPNAcc=0.797503, RPNL1Loss=nan (lossless)\n") == [[0]]
+    assert _noise_scan(engine, b"Train-RPNAcc=0.797503, rpnl1loss=nan (lossless)\n") == []  # glued lower case: no key
 
 
 @pytest.mark.parametrize("engine", ENGINES)
