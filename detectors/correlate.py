@@ -654,6 +654,9 @@ class _Correlator:
         head = causes[0] if causes else (sorted(group, key=_sort_key)[0])
         failure = head.failure
         rank = head.rank if head.role is Role.CAUSE else None
+        if rank is not None and self.cat[failure].several_ranks == "none" and len(
+                {f.rank for f in causes if f.failure == failure and f.rank is not None}) > 1:
+            rank = None  # every member of the communicator hit it: no rank started it
         precision = self.ctx.get("precision")
         if failure == "nonfinite_loss" and (precision == "fp16" or (self.st.scale_moves and precision != "bf16")):
             failure = "amp_bf16_vs_fp16"
@@ -671,7 +674,9 @@ class _Correlator:
         seen: set[tuple[int | None, str]] = set()
         # one entry per rank (its most telling report); rank-less reports once per failure
         for f in sorted(group, key=lambda f: (f.rank if f.rank is not None else 1 << 30, -f.priority, f.order)):
-            if (f is head and head.role is Role.CAUSE) or (f.rank == rank and rank is not None) or f in benign:
+            # (a head whose rank was set aside as the job's is one of the reporters)
+            if (f is head and head.role is Role.CAUSE and (rank is not None or head.rank is None)) or (
+                    f.rank == rank and rank is not None) or f in benign:
                 continue
             k = (f.rank, "" if f.rank is not None else f.failure)
             if k in seen:

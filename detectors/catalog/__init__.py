@@ -114,6 +114,10 @@ class Entry(_Strict):
     # launcher exit codes (negative: the signal) that mean this failure when the rank's own
     # log says nothing (torchrun "exitcode: -9" → rank_killed)
     exit_codes: list[int] = []
+    # several ranks report this failure as their own cause: "first" names the first of them;
+    # "none" makes it the job's (an error of the communicator or the node every member hits,
+    # such as NCCL's unhandled CUDA error on every rank at once): the initiator is null
+    several_ranks: Literal["first", "none"] = "first"
     summary: str
     mechanism: str
     fingerprints: list[Fingerprint]

@@ -44,3 +44,20 @@ def test_two_processes_claiming_one_rank_name_no_rank() -> None:
 ])
 def test_benign_warns_are_not_failures(line: str) -> None:
     assert _matches(line) == []
+
+
+def _nccl_error(rank: int) -> str:
+    # torch 2.6's DistBackendError as every rank printed it (corpus holdout5 h5-054), rank varied
+    return (f"[rank{rank}]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+            "NCCLUtils.cpp:77, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1")
+
+
+def test_an_nccl_error_every_member_reports_is_the_jobs() -> None:
+    from detectors.diagnosis import build_report
+    from tests.helpers import fed_state
+
+    one = build_report(fed_state([_nccl_error(3)], "x.log"))["incidents"][0]
+    assert (one["failure"], one["initiator"]["rank"]) == ("nccl_error", 3)
+    both = build_report(fed_state([_nccl_error(0), _nccl_error(2)], "x.log"))["incidents"][0]
+    assert (both["failure"], both["initiator"]["rank"]) == ("nccl_error", None)
+    assert {c["rank"] for c in both["collateral"]} == {0, 2}
