@@ -16,9 +16,8 @@ from .frameworks.record import JOBS, Job
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 # per-step metrics (HF log dicts, Lightning's TQDM bar), so a step-wise check has steps to read
-HEALTHY = {"hftrainer": "healthy_fp32-hftrainer-logdir", "pltrainer": "healthy_bf16-pltrainer-console",
-           "pltrainer_csv": "healthy_bf16-pltrainer-console"}
-NAN = {"hftrainer": "nan-hftrainer-logdir", "pltrainer": "nan-pltrainer-perrank"}
+HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_bf16-pltrainer-console"}
+NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank"}
 
 
 def job_named(name: str) -> Job:
@@ -28,13 +27,13 @@ def job_named(name: str) -> Job:
 @pytest.mark.parametrize("job", [j for j in JOBS if not j.fault.startswith("healthy")], ids=lambda j: j.name)
 def test_fault_check_rejects_a_healthy_run(job: Job) -> None:
     with pytest.raises(AssertionError):
-        check_case(GOLDEN / HEALTHY[job.framework] / "logs", job)
+        check_case(GOLDEN / HEALTHY[job.script] / "logs", job)
 
 
 @pytest.mark.parametrize("job", [j for j in JOBS if j.fault.startswith("healthy")], ids=lambda j: j.name)
 def test_healthy_check_rejects_a_nan_run(job: Job) -> None:
     with pytest.raises(AssertionError):
-        check_case(GOLDEN / NAN[job.framework] / "logs", job)
+        check_case(GOLDEN / NAN[job.script] / "logs", job)
 
 
 def test_metrics_readers_read_every_logged_step() -> None:

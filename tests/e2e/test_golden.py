@@ -44,6 +44,9 @@ KNOWN_ENGINE_MISSES: dict[str, str] = {
     "hang-pltrainer-logdir": "critical collective_timeout, rank null; the hung rank 3 (Lightning's "
                              "'[rank: 3] Received SIGTERM: 15', then 'Connection closed by peer') is "
                              "filed as collateral peer_connection_lost; also warning loss_spike",
+    "hang-pltrainer-console": "critical collective_timeout, rank null; the hung rank 2 ('[rank: 2] Received "
+                              "SIGTERM: 15', then 'Connection closed by peer') is filed as collateral "
+                              "peer_connection_lost",
     "sigkill-pltrainer-pllaunch": "critical rank_hang, rank 1 (right rank): no torchrun summary, the peers "
                                   "report 'Connection closed/reset by peer', not a timeout",
     "spike-hftrainer-perrank": "warning grad_norm_explosion on rank 0 (truth null): the Trainer's "

@@ -46,10 +46,11 @@ def metrics(logs: Path, job: Job) -> Steps:
     text = texts.get(0, "") if texts else all_text(logs)  # one console without rank prefixes
     pieces = [p for line in text.splitlines() for p in line.split("\r")]
     steps: Steps = {}
-    if job.framework == "hftrainer":
+    if job.script == "hf_job.py":
+        every = job.arg("--logging-steps") or 1
         dicts = [ast.literal_eval(m.group(0)) for p in pieces for m in _HF.finditer(p)]
-        for n, d in enumerate(dicts, start=1):  # logging_steps=1: one dict per optimizer step
-            steps[n] = {"loss": float(d["loss"]), "grad_norm": float(d["grad_norm"])}
+        for n, d in enumerate(dicts, start=1):  # one dict every logging_steps optimizer steps
+            steps[n * every] = {"loss": float(d["loss"]), "grad_norm": float(d["grad_norm"])}
         return steps
     for p in pieces:  # each count is drawn with the previous postfix, then with its own
         if m := _TQDM.search(p):
@@ -88,7 +89,8 @@ def check_case(logs: Path, job: Job) -> None:
         _require(bool(steps) and not all(_finite(r) for r in steps.values()), f"nothing non-finite: {steps}")
         if 0 not in steps:  # a per-step reader: finite before the fault, grad_norm non-finite from it
             _require(all(_finite(r) for k, r in steps.items() if k < step), "non-finite before the fault")
-            _require(not math.isfinite(steps[step]["grad_norm"]), f"grad_norm finite at step {step}")
+            at = min(k for k in steps if k >= step)  # the first record that covers the fault step
+            _require(not math.isfinite(steps[at]["grad_norm"]), f"grad_norm finite at step {at}")
         return
     if job.fault == "spike":
         before = [r["grad_norm"] for k, r in steps.items() if k < step]

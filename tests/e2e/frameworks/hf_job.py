@@ -2,7 +2,8 @@
 
 Launched by torchrun (4 ranks). Every metric line is the Trainer's own output: the log
 dicts that ``ProgressCallback`` (tqdm on) or ``PrinterCallback`` (``disable_tqdm=True``)
-print on rank 0, loss averaged over ranks, ``logging_steps=1``. The fault fires inside the
+print on rank 0, loss averaged over ranks (and over the steps since the last log),
+``logging_steps=1`` unless ``--logging-steps``. The fault fires inside the
 model's forward on one rank at one optimizer step (steps count from 1, as the Trainer's
 ``global_step`` after the step).
 """
@@ -33,6 +34,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--fault-step", type=int, default=6)
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     p.add_argument("--tqdm", action="store_true", help="keep the Trainer's tqdm bar on")
+    p.add_argument("--logging-steps", type=int, default=1)
+    p.add_argument("--no-nan-filter", action="store_true", help="logging_nan_inf_filter=False")
     p.add_argument("--timeout", type=int, default=15, help="ddp_timeout in seconds")
     p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
     p.add_argument("--out", default=os.environ.get("TMPDIR", "/tmp") + "/hf_out")
@@ -143,7 +146,8 @@ def main() -> None:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     targs = TrainingArguments(
         output_dir=args.out, max_steps=args.steps, per_device_train_batch_size=BATCH,
-        learning_rate=0.05, logging_steps=1, report_to=[], save_strategy="no",
+        learning_rate=0.05, logging_steps=args.logging_steps, report_to=[], save_strategy="no",
+        logging_nan_inf_filter=not args.no_nan_filter,
         disable_tqdm=not args.tqdm, use_cpu=True, ddp_backend="gloo", ddp_timeout=args.timeout,
         bf16=args.precision == "bf16", fp16=args.precision == "fp16", seed=0,
         dataloader_num_workers=0,

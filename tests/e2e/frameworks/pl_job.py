@@ -2,7 +2,7 @@
 
 Metric lines are Lightning's own: ``self.log(..., prog_bar=True)`` in the progress bar
 (Lightning's default, RichProgressBar when rich is installed, or ``--bar tqdm``)
-on rank 0 only (the rank's own value: no ``sync_dist``), or with ``--csv`` no bar and a
+on rank 0 only (the rank's own value, or with ``--sync-dist`` the mean over ranks), or with ``--csv`` no bar and a
 ``CSVLogger`` writing ``metrics.csv`` under ``$PL_LOG_DIR/csv`` plus Lightning's Python logging.
 Launched by torchrun (Lightning sees TorchElastic), or with ``--strategy ddp`` / ``ddp_spawn``
 by plain ``python`` (Lightning starts the other ranks). The fault fires in ``training_step`` on
@@ -42,6 +42,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--strategy", default="ddp", choices=["ddp", "ddp_spawn"])
     p.add_argument("--bar", default="default", choices=["default", "tqdm"],
                    help="default: Lightning's choice (RichProgressBar when rich is installed)")
+    p.add_argument("--sync-dist", action="store_true", help="self.log(..., sync_dist=True): the mean over ranks")
     p.add_argument("--csv", action="store_true", help="CSVLogger, no progress bar, Python logging INFO")
     p.add_argument("--timeout", type=int, default=15, help="process-group timeout in seconds")
     p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
@@ -87,8 +88,9 @@ class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]
 
 
 class Tiny(L.LightningModule):
-    def __init__(self, fault: str, fault_rank: int, fault_step: int) -> None:
+    def __init__(self, fault: str, fault_rank: int, fault_step: int, sync_dist: bool = False) -> None:
         super().__init__()
+        self.sync_dist = sync_dist
         self.net = torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(),
                                        torch.nn.Linear(HIDDEN, 1))
         self.fault, self.fault_rank, self.fault_step = fault, fault_rank, fault_step
@@ -114,7 +116,7 @@ class Tiny(L.LightningModule):
         if at_fault and self.fault == "spike":
             pred.register_hook(lambda g: g * 400.0)  # this rank's gradients x400: grad_norm ~100x
         loss = torch.nn.functional.mse_loss(pred.float(), y.float())
-        self.log("train_loss", loss, prog_bar=True)
+        self.log("train_loss", loss, prog_bar=True, sync_dist=self.sync_dist)
         return loss
 
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
@@ -145,7 +147,7 @@ def main() -> None:
                         enable_checkpointing=False, gradient_clip_val=1.0, default_root_dir=scratch,
                         callbacks=[TQDMProgressBar()] if args.bar == "tqdm" else None)
     data = torch.utils.data.DataLoader(Synthetic(BATCH * 4 * args.steps), batch_size=BATCH)
-    trainer.fit(Tiny(args.fault, args.fault_rank, args.fault_step), data)
+    trainer.fit(Tiny(args.fault, args.fault_rank, args.fault_step, args.sync_dist), data)
     # a rank tearing down while a peer's gloo pair still talks to it aborts at exit
     # ('terminate called without an active exception'): meet, then destroy the group. The
     # DDP wrapper goes first: its Reducer freeing the destroyed group deadlocks on the GIL.

@@ -97,6 +97,15 @@ JOBS = [
     Job("spike-hftrainer-perrank", "hf_job.py", fault("spike", 3, 12), "grad_norm_explosion", None, others(3),
         "HF Trainer, rank 3's gradients x400 at step 12 (a tensor hook): the all-reduced grad_norm jumps ~100x, "
         "clipped (max_grad_norm=1.0), training stays finite. Only rank 0 logs the reduced grad_norm: null."),
+    Job("nan-hftrainer_nofilter-console", "hf_job.py", ("--tqdm", "--no-nan-filter", *fault("nan", 3, 8)),
+        "nonfinite_loss", None, others(3),
+        "HF Trainer, logging_nan_inf_filter=False (the logged loss shows 'nan'), NaN in rank 3's input at step 8. "
+        + RANKZERO),
+    Job("nan-hftrainer_every5-perrank", "hf_job.py", ("--logging-steps", "5", *fault("nan", 1, 7)),
+        "nonfinite_loss", None, others(1),
+        "HF Trainer, logging_steps=5 (each dict averages 5 steps), NaN in rank 1's input at step 7. " + RANKZERO),
+    Job("hang-hftrainer-perrank", "hf_job.py", fault("hang", 1, 6), "rank_hang", 1, others(1),
+        "HF Trainer, disable_tqdm=True, 15 s group timeout; rank 1 sleeps before step 6's all-reduce."),
     # ---- Lightning (torchrun-launched unless the layout says otherwise)
     Job("healthy_fp32-pltrainer-logdir", "pl_job.py", (), None, None, (),
         "Lightning, fp32, TQDM progress bar, 20 clean steps."),
@@ -124,6 +133,12 @@ JOBS = [
         "Lightning precision=16-true (fp16 weights, no GradScaler); rank 2's inputs x1e6 at step 6 overflow fp16. "
         "Lightning prints nothing about the precision and the Rich bar (not a terminal) shows only its final "
         "frame, train_loss nan on rank 0: the logs show a non-finite loss of unknown rank, not fp16."),
+    Job("hang-pltrainer-console", "pl_job.py", fault("hang", 2, 6), "rank_hang", 2, others(2),
+        "Lightning, Rich bar (final frame only), 15 s group timeout; rank 2 sleeps before step 6's all-reduce."),
+    Job("nan-pltrainer_sync-logdir", "pl_job.py", ("--bar", "tqdm", "--sync-dist", *fault("nan", 1, 6)),
+        "nonfinite_loss", None, others(1),
+        "Lightning, self.log(sync_dist=True): the bar shows the mean loss over ranks; NaN in rank 1's input at "
+        "step 6. " + RANKZERO),
     Job("exception-pltrainer-spawn", "pl_job.py", ("--strategy", "ddp_spawn", *fault("exception", 2, 6)),
         "rank_exception", 2, others(2),
         "Lightning strategy=ddp_spawn, launched with plain python (no torchrun), one console; rank 2 raises "
