@@ -1,0 +1,122 @@
+"""Prove that a recorded framework job shows its injected fault the way ``record.JOBS`` says.
+
+The test's reader, not the engine's: it knows the exact lines each framework printed here
+(transformers 5.x Trainer log dicts, Lightning's TQDM or Rich bar postfix, Lightning's
+CSVLogger ``metrics.csv``), all on rank 0, and reads each rank's text the way the golden
+checks do (``generate.rank_texts``). The recorder runs ``check_case`` after every job and
+``test_golden`` re-runs it over the recorded files.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..generate import launcher_text, rank_texts
+
+if TYPE_CHECKING:
+    from .record import Job
+
+Steps = dict[int, dict[str, float]]  # step (from 1) -> {"loss": .., "grad_norm": ..}
+
+# transformers 5.x prints its log dict with the values as strings: {'loss': '0.2844', ...}
+_HF = re.compile(r"\{'loss': [^}]*\}")
+# TQDMProgressBar: "Epoch 0:  60%|██████    | 12/20 [00:00<00:00, 41.95it/s, train_loss=0.174, grad_norm=112.0]"
+_TQDM = re.compile(r"\| (\d+)/\d+ \[[^\]]*?train_loss=([^,\]\s]+), grad_norm=([^,\]\s]+)\]")
+# RichProgressBar, not a terminal: its last frame only, "... train_loss: nan" then "grad_norm: nan"
+_RICH = re.compile(r"(train_loss|grad_norm): (\S+)")
+
+
+def all_text(logs: Path) -> str:
+    return "".join(p.read_text(errors="replace") for p in sorted(logs.rglob("*")) if p.is_file())
+
+
+def metrics(logs: Path, job: Job) -> Steps:
+    """Step -> what rank 0 logged at that step (a Rich bar gives its last frame as step 0)."""
+    csv_files = sorted(logs.rglob("metrics.csv"))
+    if csv_files:
+        with csv_files[0].open(newline="") as fh:
+            return {int(row["step"]) + 1: {"loss": float(row["train_loss"]), "grad_norm": float(row["grad_norm"])}
+                    for row in csv.DictReader(fh)}
+    texts = rank_texts(logs)
+    text = texts.get(0, "") if texts else all_text(logs)  # one console without rank prefixes
+    pieces = [p for line in text.splitlines() for p in line.split("\r")]
+    steps: Steps = {}
+    if job.script == "hf_job.py":
+        every = job.arg("--logging-steps") or 1
+        dicts = [ast.literal_eval(m.group(0)) for p in pieces for m in _HF.finditer(p)]
+        for n, d in enumerate(dicts, start=1):  # one dict every logging_steps optimizer steps
+            steps[n * every] = {"loss": float(d["loss"]), "grad_norm": float(d["grad_norm"])}
+        return steps
+    for p in pieces:  # each count is drawn with the previous postfix, then with its own
+        if m := _TQDM.search(p):
+            steps[int(m.group(1))] = {"loss": _num(m.group(2)), "grad_norm": _num(m.group(3))}
+    if not steps:
+        last = {m.group(1): _num(m.group(2)) for p in pieces for m in _RICH.finditer(p)}
+        if last:
+            steps[0] = {"loss": last["train_loss"], "grad_norm": last["grad_norm"]}
+    return steps
+
+
+def _num(value: str) -> float:
+    """A logged number; Lightning's TQDM postfix prints a non-finite float as ``nan.0``."""
+    return float(value.removesuffix(".0") if value.lstrip("+-").startswith(("nan", "inf")) else value)
+
+
+def _require(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+
+
+def _finite(rec: dict[str, float]) -> bool:
+    return all(math.isfinite(v) for v in rec.values())
+
+
+def check_case(logs: Path, job: Job) -> None:
+    fr, step = job.arg("--fault-rank"), job.arg("--fault-step")
+    text, steps = all_text(logs), metrics(logs, job)
+    by_rank = rank_texts(logs)
+    if job.fault.startswith("healthy"):
+        _require(bool(steps) and all(_finite(r) for r in steps.values()), f"not a clean run: {steps}")
+        _require("Traceback" not in text, "a healthy job printed a traceback")
+        return
+    assert fr is not None and step is not None, job.name
+    if job.fault in ("nan", "fp16_overflow"):
+        _require(bool(steps) and not all(_finite(r) for r in steps.values()), f"nothing non-finite: {steps}")
+        if 0 not in steps:  # a per-step reader: finite before the fault, grad_norm non-finite from it
+            _require(all(_finite(r) for k, r in steps.items() if k < step), "non-finite before the fault")
+            at = min(k for k in steps if k >= step)  # the first record that covers the fault step
+            _require(not math.isfinite(steps[at]["grad_norm"]), f"grad_norm finite at step {at}")
+        return
+    if job.fault == "spike":
+        before = [r["grad_norm"] for k, r in steps.items() if k < step]
+        _require(all(_finite(r) for r in steps.values()), "a spike run went non-finite")
+        _require(steps[step]["grad_norm"] > 30 * max(before), f"no grad_norm jump at step {step}: {steps}")
+        return
+    _require(all(k < step for k in steps), f"rank 0 logged step {max(steps, default=0)} after the fault step {step}")
+    if job.fault == "exception":
+        _require(text.count("ValueError: corrupt sample in shard 3") >= 1, "no ValueError")
+        if by_rank:
+            _require(all(("ValueError: corrupt" in t) == (r == fr) for r, t in by_rank.items()),
+                     "the ValueError is not (only) on the fault rank")
+    elif job.fault == "oom":
+        _require(f"OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {fr} " in text,
+                 "no OutOfMemoryError naming the fault rank's GPU")
+    elif job.fault == "sigkill":
+        if job.layout == "pllaunch":  # no torchrun summary: the peers lose the killed rank
+            _require(f"[rank{fr}]:" not in text, "the killed rank printed a traceback")
+            _require("Connection closed by peer" in text or "Connection reset by peer" in text,
+                     "no peer lost its connection")
+        else:
+            _require("Signal 9 (SIGKILL)" in launcher_text(logs), "torchrun did not report SIGKILL")
+            _require("Traceback" not in by_rank[fr], "the killed rank printed a traceback")
+    elif job.fault == "hang":  # a peer may see "Application timeout caused pair closure" instead
+        _require("Timed out waiting" not in by_rank[fr], "the hung rank reported a gloo timeout")
+        _require(any("Timed out waiting" in t for t in by_rank.values()), "no peer reported a gloo timeout")
+        _require(all("RuntimeError" in t for r, t in by_rank.items() if r != fr), "a peer did not fail")
+    else:
+        raise AssertionError(f"{job.name}: no check for fault {job.fault!r}")

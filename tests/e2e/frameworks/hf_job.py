@@ -1,0 +1,168 @@
+"""A tiny real ``transformers.Trainer`` job (CPU, gloo DDP) with one injected fault.
+
+Launched by torchrun (4 ranks). Every metric line is the Trainer's own output: the log
+dicts that ``ProgressCallback`` (tqdm on) or ``PrinterCallback`` (``disable_tqdm=True``)
+print on rank 0, loss averaged over ranks (and over the steps since the last log),
+``logging_steps=1`` unless ``--logging-steps``. The fault fires inside the
+model's forward on one rank at one optimizer step (steps count from 1, as the Trainer's
+``global_step`` after the step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import signal
+import sys
+import time
+from datetime import timedelta
+
+import torch
+from torch.distributed.elastic.multiprocessing.errors import record
+from transformers import PretrainedConfig, PreTrainedModel, Trainer, TrainingArguments
+
+FEATURES, HIDDEN, BATCH = 16, 32, 8
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--fault", default="none",
+                   choices=["none", "nan", "exception", "sigkill", "oom", "hang", "spike"])
+    p.add_argument("--fault-rank", type=int, default=-1)
+    p.add_argument("--fault-step", type=int, default=6)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    p.add_argument("--tqdm", action="store_true", help="keep the Trainer's tqdm bar on")
+    p.add_argument("--logging-steps", type=int, default=1)
+    p.add_argument("--no-nan-filter", action="store_true", help="logging_nan_inf_filter=False")
+    p.add_argument("--timeout", type=int, default=15, help="ddp_timeout in seconds")
+    p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
+    p.add_argument("--out", default=os.environ.get("TMPDIR", "/tmp") + "/hf_out")
+    return p.parse_args()
+
+
+def redirect_own_output(log_dir: str, rank: int) -> None:
+    path = os.path.join(log_dir, "node0", f"rank_{rank}.log")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+
+
+def cuda_oom_message(gpu: int) -> str:
+    """The text PyTorch's CUDA caching allocator puts in its OutOfMemoryError (torch 2.x)."""
+    return (f"CUDA out of memory. Tried to allocate 2.00 GiB. GPU {gpu} has a total capacity of "
+            "79.19 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has "
+            "78.12 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, "
+            "and 1.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated "
+            "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+            "fragmentation.  See documentation for Memory Management  "
+            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+
+
+class TinyConfig(PretrainedConfig):
+    model_type = "rankwatch_tiny_mlp"
+
+    def __init__(self, features: int = FEATURES, hidden: int = HIDDEN, **kwargs: object) -> None:
+        self.features = features
+        self.hidden = hidden
+        super().__init__(**kwargs)
+
+
+class TinyMLP(PreTrainedModel):
+    config_class = TinyConfig
+
+    def __init__(self, config: TinyConfig, fault: str = "none", fault_step: int = 0,
+                 faulty: bool = False) -> None:
+        super().__init__(config)
+        self.net = torch.nn.Sequential(torch.nn.Linear(config.features, config.hidden), torch.nn.ReLU(),
+                                       torch.nn.Linear(config.hidden, 1))
+        self.fault, self.fault_step, self.faulty = fault, fault_step, faulty
+        self.calls = 0
+        self.post_init()
+
+    def _init_weights(self, module: torch.nn.Module) -> None:
+        pass  # keep torch's default init, seeded
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        at_fault = False
+        if self.training:
+            self.calls += 1  # one forward per optimizer step (no accumulation)
+            at_fault = self.faulty and self.calls == self.fault_step
+        if at_fault and self.fault == "hang":
+            time.sleep(3600)  # never reaches this step's all-reduce; peers time out
+        if at_fault and self.fault == "exception":
+            raise ValueError(f"corrupt sample in shard 3 at step {self.calls}: "
+                             f"expected {FEATURES} features, got 0")
+        if at_fault and self.fault == "oom":
+            raise torch.OutOfMemoryError(cuda_oom_message(int(os.environ.get("LOCAL_RANK", "0"))))
+        if at_fault and self.fault == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if at_fault and self.fault == "nan":
+            x = x.clone()
+            x[0, 0] = float("nan")
+        pred = self.net(x).squeeze(-1)
+        if at_fault and self.fault == "spike":
+            pred.register_hook(lambda g: g * 400.0)  # this rank's gradients x400: grad_norm ~100x
+        out = {"logits": pred}
+        if labels is not None:
+            out["loss"] = torch.nn.functional.mse_loss(pred.float(), labels.float())
+        return out
+
+
+class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]
+    def __init__(self, n: int, seed: int = 0) -> None:
+        g = torch.Generator().manual_seed(seed)
+        self.x = torch.randn(n, FEATURES, generator=g)
+        w = torch.linspace(-1.0, 1.0, FEATURES)
+        self.y = 0.25 * (self.x @ w) + 0.05 * torch.randn(n, generator=g)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        return {"x": self.x[i], "labels": self.y[i]}
+
+
+@record
+def main() -> None:
+    args = parse_args()
+    rank = int(os.environ.get("RANK", "0"))
+    if args.own_log_dir:
+        redirect_own_output(args.own_log_dir, rank)
+    if "WORLD_SIZE" in os.environ:
+        # with use_cpu=True, TrainingArguments does not pass ddp_timeout on to the process
+        # group (only its GPU path does): start the group here, with the timeout
+        torch.distributed.init_process_group("gloo", timeout=timedelta(seconds=args.timeout))
+    torch.manual_seed(0)
+    model = TinyMLP(TinyConfig(), fault=args.fault, fault_step=args.fault_step,
+                    faulty=rank == args.fault_rank)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    targs = TrainingArguments(
+        output_dir=args.out, max_steps=args.steps, per_device_train_batch_size=BATCH,
+        learning_rate=0.05, logging_steps=args.logging_steps, report_to=[], save_strategy="no",
+        logging_nan_inf_filter=not args.no_nan_filter,
+        disable_tqdm=not args.tqdm, use_cpu=True, ddp_backend="gloo", ddp_timeout=args.timeout,
+        bf16=args.precision == "bf16", fp16=args.precision == "fp16", seed=0,
+        dataloader_num_workers=0,
+    )
+    trainer = Trainer(model=model, args=targs, train_dataset=Synthetic(BATCH * world * args.steps))
+    trainer.train()
+    # a rank tearing down while a peer's gloo pair still talks to it aborts at exit
+    # ('terminate called without an active exception'): meet, then destroy the group. The
+    # DDP wrapper goes first: its Reducer freeing the destroyed group deadlocks on the GIL.
+    del trainer, model
+    gc.collect()
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""The framework cases' log checks (frameworks/checks.py) can fail: each rejects logs without its fault.
+
+``test_golden_logs_show_the_fault`` runs every check over its own recorded case; here each
+check meets a recorded run of the same framework that lacks its fault (a healthy run, or
+for the healthy check a NaN run), so a check that passes whatever it reads is caught.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .frameworks.checks import check_case, metrics
+from .frameworks.record import JOBS, Job
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+# per-step metrics (HF log dicts, Lightning's TQDM bar), so a step-wise check has steps to read
+HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_bf16-pltrainer-console"}
+NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank"}
+
+
+def job_named(name: str) -> Job:
+    return next(job for job in JOBS if job.name == name)
+
+
+@pytest.mark.parametrize("job", [j for j in JOBS if not j.fault.startswith("healthy")], ids=lambda j: j.name)
+def test_fault_check_rejects_a_healthy_run(job: Job) -> None:
+    with pytest.raises(AssertionError):
+        check_case(GOLDEN / HEALTHY[job.script] / "logs", job)
+
+
+@pytest.mark.parametrize("job", [j for j in JOBS if j.fault.startswith("healthy")], ids=lambda j: j.name)
+def test_healthy_check_rejects_a_nan_run(job: Job) -> None:
+    with pytest.raises(AssertionError):
+        check_case(GOLDEN / NAN[job.script] / "logs", job)
+
+
+def test_metrics_readers_read_every_logged_step() -> None:
+    """HF dicts, the TQDM postfix (``nan.0`` included) and metrics.csv give steps 1..20."""
+    for name in ("nan-hftrainer-logdir", "nan-pltrainer-perrank", "nan-pltrainer_csv-logdir"):
+        steps = metrics(GOLDEN / name / "logs", job_named(name))
+        assert sorted(steps) == list(range(1, 21)), name
+    assert metrics(GOLDEN / "nan-pltrainer-perrank" / "logs", job_named("nan-pltrainer-perrank"))[7] == {
+        "loss": pytest.approx(0.310), "grad_norm": pytest.approx(float("nan"), nan_ok=True)}
