@@ -190,11 +190,14 @@ class _Correlator:
             rank = key[1] if key and key[0] == "g" else None
             if rs.spike:
                 r = rs.spike
-                out.append(self.finding("loss_spike", rank, r.step, r.time, [r.source], value=r.data.get("loss"),
-                                        baseline=r.data.get("baseline_median")))
+                # a value reduced over ranks before it was logged (HF Trainer's dict, Megatron's line)
+                # names no rank, whichever rank's file it is in
+                out.append(self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
+                                        [r.source], value=r.data.get("loss"), baseline=r.data.get("baseline_median")))
             if rs.explosion:
                 r = rs.explosion
-                out.append(self.finding("grad_norm_explosion", rank, r.step, r.time, [r.source],
+                out.append(self.finding("grad_norm_explosion", None if r.data.get("scope") == "global" else rank,
+                                        r.step, r.time, [r.source],
                                         value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
         return out
 
@@ -432,6 +435,10 @@ class _Correlator:
         # a rank that printed a traceback is dying of its own error, not hanging silently; one
         # whose NCCL communicator was aborted had seen an error too
         candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks)
+        woken = self._woken_by_teardown(fatal, reporters)
+        if not candidates and woken is not None:
+            candidates = [woken]
+            reporters = reporters - {woken}  # its lost peer was the teardown's, not a report of the hang
         inferred = guessed_world = False
         if not candidates and ws and len(reporters) == ws - 1:
             candidates = sorted(set(range(ws)) - reporters)
@@ -468,10 +475,36 @@ class _Correlator:
         if with_samples:
             evidence.insert(0, max(with_samples, key=lambda c: c.last_step_order).samples[-1].source)
         extra: dict[str, Any] = {"inferred": True, "world_guess": max(reporters) + 1} if guessed_world else {}
-        return [self.finding("rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence, rank_from="progress",
+        if woken is not None and r == woken:
+            extra["woken_by_teardown"] = True
+        # no one timed out: the peers' sockets were closed under them, so the silent rank's process
+        # is gone (a hung one keeps its sockets open and its peers time out): it died without a word
+        died = not timeouts and woken is None and "rank_killed" in self.cat
+        if died:
+            extra["silent_death"] = True
+        return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence, rank_from="progress",
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
+
+    def _woken_by_teardown(self, fatal: list[Finding], reporters: set[int]) -> int | None:
+        """The one rank whose only report is a lost peer that came after it said it received the
+        launcher's SIGTERM, while the others timed out: it sat silent in its hang until the
+        teardown woke it (Lightning catches SIGTERM, so the hung rank then meets closed sockets)."""
+        got = {r: (int(t.data["order"]), t.source.path) for t in self.st.teardowns
+               if t.data.get("reporter") == "self" and (r := self.resolve(t.rank, t.local_rank)) is not None}
+        if not got:
+            return None
+        woken = []
+        for r in sorted(reporters & got.keys()):
+            order, path = got[r]
+            own = [f for f in fatal if f.rank == r and f.failure in ("collective_timeout", "peer_connection_lost")]
+            # (its own file tells the order; a launcher's summary restates the error elsewhere)
+            here = [f for f in own if f.evidence[0].path == path]
+            if here and all(f.failure == "peer_connection_lost" for f in own) and all(f.order > order for f in here):
+                woken.append(r)
+        timed_out = {f.rank for f in fatal if f.failure == "collective_timeout" and f.rank not in woken}
+        return woken[0] if len(woken) == 1 and timed_out else None
 
     def absent_from_sync(self, fatal: list[Finding]) -> list[Finding]:
         """Ranks report reaching a sync point (a store barrier's waiters, Horovod's ready
@@ -720,6 +753,9 @@ class _Correlator:
             step = f" after step {d['last_step']}" if d.get("last_step") is not None else ""
             lines.append(f"Rank {rank} stopped making progress{step} and never reported a timeout, "
                          f"while ranks {_fmt_ranks(d.get('reporters', []))} timed out or lost their peer waiting for it.")
+            if d.get("woken_by_teardown"):
+                lines.append(f"Rank {rank} said nothing until it received the launcher's SIGTERM; the lost peer it "
+                             "reported after that was the teardown, not its own failure.")
             if d.get("world_guess"):
                 lines.append(f"No world size is logged: rank {rank} is the one silent rank if the job has "
                              f"{d['world_guess']} ranks (inferred; check its log and node first).")
@@ -750,6 +786,11 @@ class _Correlator:
             lines.append(f"{who} printed a Python traceback{at} that ends before its exception line (the log stops "
                          "inside it), and nothing else in these logs went wrong: that exception ended the run. "
                          "Its last frame is where it was raised; the full message is in the rank's stderr or error.json.")
+        elif failure == "rank_killed" and d.get("silent_death"):
+            lines.append(f"{who} stopped without a word: no traceback, no exit code in these logs, and its peers "
+                         "did not time out, their connections to it were closed. Its process died; a SIGKILL "
+                         "(the host OOM killer, the scheduler) is the usual way (check `dmesg` / `journalctl -k` on "
+                         "its node).")
         elif failure == "rank_killed":
             lines.append(f"{who} was killed with SIGKILL (exit -9) without a Python traceback: usually the host OOM killer "
                          "or the scheduler (check `dmesg` / `journalctl -k` on that node).")

@@ -34,6 +34,7 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
+EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
 
 
 def nonfinite(v: Any) -> bool:
@@ -566,7 +567,14 @@ class JobState:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
                 continue
-            if rise < (1.0 if n < 3 else 0.25) * (1.0 if metric == "loss" else med):
+            # the first steps of a run: a raw per-batch loss (Lightning's bar, a CSV log) swings
+            # several-fold while the model is random, so a handful of samples is judged as strictly
+            # as one or two (a rise of at least 1.0 and 5x; gradient norms keep their own rule)
+            # (steps, not samples: a progress bar redraws each step, often with another value)
+            # (a bar's postfix has no step: judged the same way while the series is that short)
+            short = n < 3 or (metric == "loss" and (rec.step is None or 0 <= rec.step <= EARLY_STEPS)
+                              and n < 2 * EARLY_STEPS and len({s.step for s in st.samples}) < 5)
+            if rise < (1.0 if short else 0.25) * (1.0 if metric == "loss" else med):
                 # too small a rise in absolute terms, unless the series was flat until now
                 if metric == "loss" and not unkeyed and self._plateau_break(st, v):
                     setattr(st, attr, rec)
@@ -574,7 +582,7 @@ class JobState:
                 continue
             if n >= 20:
                 hit = rise > (ratio - 1) * size and rise > 8 * max(mad, 1e-12)
-            elif n >= 3:
+            elif not short:
                 hit = rise > (ratio - 1) * size
             else:
                 hit = rise > (big - 1) * size

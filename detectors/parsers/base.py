@@ -52,6 +52,7 @@ class FileState:
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns
+    csv_cols: tuple[str | None, ...] | None = None  # canonical keys of a CSV metrics file's header columns
     stall_list: int | None = None  # line of a stall inspector's list header or its last entry
     shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
 

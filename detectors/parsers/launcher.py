@@ -62,6 +62,19 @@ def _teardown(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+# a worker saying it received the launcher's signal (Lightning's signal connector: "[rank: 3]
+# Received SIGTERM: 15"): from here on, its own errors are the teardown's, not its own failure
+_RECEIVED = re.compile(r"Received (?P<sig>SIGTERM|SIGINT)\b")
+
+
+def _received(m: re.Match[str], seg: Segment) -> bool:
+    rm = _RECEIVED.search(seg.body)
+    if not rm:
+        return False
+    seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": rm.group("sig"), "reporter": "self"})
+    return True
+
+
 _DS_EXIT = re.compile(r"exits with return code = (?P<code>-?\d+)")
 _DS_LOCAL = re.compile(r"--local_rank=(?P<lr>\d+)")
 
@@ -240,6 +253,7 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+", _failed),
     Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+", _teardown),
+    Rule("launcher.received", r"Received SIG(?:TERM|INT)\b", _received),
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),

@@ -272,6 +272,43 @@ def _table_row(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- CSV metric files: Lightning's CSVLogger ``metrics.csv``, Keras's CSVLogger, pandas dumps ------
+# "epoch,grad_norm,step,train_loss" then rows "0,nan,5,0.475"; a cell is empty when that metric
+# was not logged at that step (Lightning writes one row per logging call)
+_CSV_ROW_CELL = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)|", re.IGNORECASE)
+
+
+def _csv_header(m: re.Match[str], seg: Segment) -> bool:
+    cells = seg.body.strip().split(",")
+    cols = [_HEADER_KEYS.get(c.strip().casefold().replace("_", " ").replace("-", " ")) for c in cells]
+    if len([c for c in cols if c]) >= 2 and METRIC_KEYS & set(cols) and len(cols) <= 64:
+        seg.file.csv_cols = tuple(cols)
+    return False
+
+
+def _csv_row(m: re.Match[str], seg: Segment) -> bool:
+    cols = getattr(seg.file, "csv_cols", None)  # a FileState pickled by an older version lacks it
+    if not cols:
+        return False
+    cells = seg.body.strip().split(",")
+    if len(cells) != len(cols):
+        return False
+    values: dict[str, float] = {}
+    for key, cell in zip(cols, cells, strict=True):
+        cell = cell.strip()
+        if not _CSV_ROW_CELL.fullmatch(cell):
+            return False  # not a row of numbers: another file's text
+        if key is not None and cell and key not in values:
+            v = parse_number(cell)
+            if v is not None:
+                values[key] = v
+    if not METRIC_KEYS & values.keys():
+        return False
+    if "step" in values and (not math.isfinite(values["step"]) or values["step"] != int(values["step"])):
+        return False
+    return _emit(seg, values, "local")
+
+
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
@@ -283,6 +320,10 @@ RULES = [
     Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
          _table_header),
     Rule("table.row", r"(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)[0-9.eE+ -]{0,30}(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)", _table_row),
+    Rule("table.csv_header", r"^(?:[A-Za-z0-9_/. -]{1,60},)*[A-Za-z0-9_/. -]{0,30}(?i:loss|grad_norm|gnorm)[A-Za-z0-9_/. -]{0,30}"
+                             r"(?:,[A-Za-z0-9_/. -]{1,60})*\r?$", _csv_header, on_raw=True),
+    Rule("table.csv_row", r"^[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
+         _csv_row, on_raw=True),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
          on_raw=True),
 ]

@@ -377,3 +377,25 @@ def test_per_batch_noise_is_not_a_divergence() -> None:
 def test_a_percentage_is_progress_not_a_value() -> None:
     assert extract("Train step: 45% loss: 0.3") == {"loss": 0.3}
     assert extract("Steps:   0%|▏          | 16/6000 [00:55<4:54:46,  2.96s/it, lr=0, step_loss=0.3]") == {"lr": 0.0, "loss": 0.3}
+
+
+def test_a_csv_metrics_file_is_read_by_its_header() -> None:
+    """Lightning's CSVLogger metrics.csv (recorded job golden/nan-pltrainer_csv-logdir): a header row,
+    then rows of numbers, cells empty where a metric was not logged."""
+    rows = ["epoch,grad_norm,step,train_loss,val_loss", "0,0.85,0,0.2005,", "0,0.87,1,0.0796,", "0,,1,,0.31",
+            "0,1.47,2,0.3953,", "0,nan,5,0.4752,", "0,nan,6,nan,"]
+    found = _incidents(rows)
+    assert (found["nonfinite_loss"].step, found["nonfinite_loss"].rank) == (5, None)
+    # a CSV of other numbers (no metric column) is not read
+    assert _incidents(["id,width,height", "1,640,480", "2,nan,480"]) == {}
+
+
+def test_the_first_steps_of_a_run_are_no_baseline_for_a_loss_spike() -> None:
+    """A raw per-batch loss in the first steps (Lightning's bar postfix, golden healthy_bf16-pltrainer-console):
+    0.200, 0.0798, 0.395, 0.634 is a random model, not a spike; 21944 → 319374 at iteration 1
+    (detectron2, corpus holdout5 h5-080) still is."""
+    bar = "Epoch 0:  {p}%|██        | {n}/20 [00:00<00:00, 39.26it/s, train_loss={v}, grad_norm=1.060]"
+    vals = [0.200, 0.200, 0.0798, 0.0798, 0.395, 0.395, 0.634, 0.634, 0.349]
+    assert "loss_spike" not in _incidents([bar.format(p=5 * i, n=i // 2 + 1, v=v) for i, v in enumerate(vals)])
+    d2 = "[07/28 14:14:38 d2.utils.events]:  iter: {i}  total_loss: {v}  lr: 0.000001  max_mem: 2372M"
+    assert "loss_spike" in _incidents([d2.format(i=0, v=21944.058), d2.format(i=1, v=319373.750)])

@@ -313,3 +313,31 @@ def test_a_rank_whose_communicator_was_aborted_is_not_the_silent_one() -> None:
     # the same rank seen only initialising its communicator is a rank that took part and said nothing
     quiet = text.replace("busId 61000 - Abort COMPLETE", "busId 61000 commId 0x5e1f - Init COMPLETE")
     assert report(quiet)["incidents"][0]["initiator"]["rank"] == 11
+
+
+_GLOO_TIMEOUT = ("[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] "
+                 "Timed out waiting 15000ms for recv operation to complete")
+_GLOO_CLOSED = ("[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+                "Connection closed by peer [127.0.0.1]:32165. This is typically caused by a remote worker crashing.")
+
+
+def test_the_rank_woken_by_the_launchers_sigterm_is_the_hung_one() -> None:
+    """Lightning catches SIGTERM (golden hang-pltrainer-*): the hung rank 2 says it received it, then
+    meets closed sockets; ranks 0, 1, 3 had timed out first."""
+    lines = [_GLOO_TIMEOUT.format(r=r) for r in (0, 1, 3)] + [
+        "[rank: 2] Received SIGTERM: 15", _GLOO_CLOSED.format(r=2)]
+    top = report("\n".join(lines) + "\n")["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 2)
+    # the same lost peer before any SIGTERM is an ordinary report: no one is named
+    lines = [_GLOO_TIMEOUT.format(r=r) for r in (0, 1, 3)] + [_GLOO_CLOSED.format(r=2), "[rank: 2] Received SIGTERM: 15"]
+    assert report("\n".join(lines) + "\n")["incidents"][0]["initiator"]["rank"] is None
+
+
+def test_a_silent_rank_whose_peers_lost_their_connections_died() -> None:
+    """No timeouts, no exit code (Lightning's own launcher, golden sigkill-pltrainer-pllaunch): the peers'
+    sockets to the silent rank were closed, so its process is gone: killed, not hung."""
+    lines = [f"[rank{r}]: step 4 | loss 0.31" for r in range(4)] + [_GLOO_CLOSED.format(r=r) for r in (0, 2, 3)]
+    top = report("\n".join(lines) + "\n")["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", 1)
+    with_timeout = [*lines, _GLOO_TIMEOUT.format(r=0)]
+    assert report("\n".join(with_timeout) + "\n")["incidents"][0]["failure"] == "rank_hang"

@@ -96,7 +96,7 @@ async def replayed_live(src: Path, tmp_path: Path, patterns: list[str]) -> Daemo
 
 async def live_and_offline(src: Path, tmp_path: Path) -> tuple[dict, dict]:
     """The daemon's report after ``src`` was replayed into a watched folder, and ``diagnose``'s."""
-    daemon = await replayed_live(src, tmp_path, ["*.log"])
+    daemon = await replayed_live(src, tmp_path, ["*.log", "*.csv"])  # a metrics.csv is watched when named
     offline_dir = tmp_path / "offline"
     shutil.copytree(src, offline_dir, ignore=shutil.ignore_patterns("case.json"))
     offline = diagnose_paths([str(offline_dir)], job="parity").report
