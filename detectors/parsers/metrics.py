@@ -320,8 +320,9 @@ RULES = [
     Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
          _table_header),
     Rule("table.row", r"(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)[0-9.eE+ -]{0,30}(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)", _table_row),
-    Rule("table.csv_header", r"^(?:[A-Za-z0-9_/. -]{1,60},)*[A-Za-z0-9_/. -]{0,30}(?i:loss|grad_norm|gnorm)[A-Za-z0-9_/. -]{0,30}"
-                             r"(?:,[A-Za-z0-9_/. -]{1,60})*\r?$", _csv_header, on_raw=True),
+    # (no spaces in a header cell: "Epoch 1, Batch 5, Loss 2.3" is a metric line, not a header)
+    Rule("table.csv_header", r"^(?:[A-Za-z0-9_/.-]{1,60},)*[A-Za-z0-9_/.-]{0,30}(?i:loss|grad_norm|gnorm)[A-Za-z0-9_/.-]{0,30}"
+                             r"(?:,[A-Za-z0-9_/.-]{1,60})*\r?$", _csv_header, on_raw=True),
     Rule("table.csv_row", r"^[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
          _csv_row, on_raw=True),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
