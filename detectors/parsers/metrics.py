@@ -245,31 +245,46 @@ def _cells(body: str) -> list[str]:
     return parts[1:-1] if len(parts) >= 3 and not parts[0] and not parts[-1] else []
 
 
-def _table_header(m: re.Match[str], seg: Segment) -> bool:
-    cells = _cells(seg.body)
-    cols = [_HEADER_KEYS.get(c.casefold().replace("_", " ").replace("-", " ")) for c in cells]
+def _named_columns(cells: list[str]) -> tuple[str | None, ...] | None:
+    """A header row's canonical keys (None for a column the table does not know), when at least
+    two are known and one is a metric; else None."""
+    cols = [_HEADER_KEYS.get(c.strip().casefold().replace("_", " ").replace("-", " ")) for c in cells]
     if len([c for c in cols if c]) >= 2 and METRIC_KEYS & set(cols) and len(cols) <= 64:
-        seg.file.table_cols = tuple(cols)
+        return tuple(cols)
+    return None
+
+
+def _table_header(m: re.Match[str], seg: Segment) -> bool:
+    if (cols := _named_columns(_cells(seg.body))) is not None:
+        seg.file.table_cols = cols
     return False
 
 
-def _table_row(m: re.Match[str], seg: Segment) -> bool:
-    cols = getattr(seg.file, "table_cols", None)  # a FileState pickled by an older version lacks it
-    if not cols:
-        return False
-    cells = _cells(seg.body)
-    if len(cells) != len(cols):
+def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], empty_ok: bool) -> bool:
+    """One row of a table whose header named ``cols``: a sample of its numbers (``empty_ok``: a
+    blank cell is a metric not logged in that row, as in a CSV file)."""
+    if not cols or len(cells) != len(cols):
         return False
     values: dict[str, float] = {}
     for key, cell in zip(cols, cells, strict=True):
+        cell = cell.strip()
+        if empty_ok and not cell:
+            continue
         v = parse_number(cell)
-        if v is None:
-            return False  # not a row of numbers: another table
+        if v is None or (empty_ok and not _CSV_ROW_CELL.fullmatch(cell)):
+            return False  # not a row of numbers: another table, another file's text
         if key is not None and key not in values:
             values[key] = v
+    if empty_ok and not METRIC_KEYS & values.keys():
+        return False
     if "step" in values and (not math.isfinite(values["step"]) or values["step"] != int(values["step"])):
         return False
     return _emit(seg, values, "local")
+
+
+def _table_row(m: re.Match[str], seg: Segment) -> bool:
+    # (a FileState pickled by an older version lacks table_cols)
+    return _row(seg, getattr(seg.file, "table_cols", None), _cells(seg.body), empty_ok=False)
 
 
 # --- CSV metric files: Lightning's CSVLogger ``metrics.csv``, Keras's CSVLogger, pandas dumps ------
@@ -279,34 +294,14 @@ _CSV_ROW_CELL = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?
 
 
 def _csv_header(m: re.Match[str], seg: Segment) -> bool:
-    cells = seg.body.strip().split(",")
-    cols = [_HEADER_KEYS.get(c.strip().casefold().replace("_", " ").replace("-", " ")) for c in cells]
-    if len([c for c in cols if c]) >= 2 and METRIC_KEYS & set(cols) and len(cols) <= 64:
-        seg.file.csv_cols = tuple(cols)
+    if (cols := _named_columns(seg.body.strip().split(","))) is not None:
+        seg.file.csv_cols = cols
     return False
 
 
 def _csv_row(m: re.Match[str], seg: Segment) -> bool:
-    cols = getattr(seg.file, "csv_cols", None)  # a FileState pickled by an older version lacks it
-    if not cols:
-        return False
-    cells = seg.body.strip().split(",")
-    if len(cells) != len(cols):
-        return False
-    values: dict[str, float] = {}
-    for key, cell in zip(cols, cells, strict=True):
-        cell = cell.strip()
-        if not _CSV_ROW_CELL.fullmatch(cell):
-            return False  # not a row of numbers: another file's text
-        if key is not None and cell and key not in values:
-            v = parse_number(cell)
-            if v is not None:
-                values[key] = v
-    if not METRIC_KEYS & values.keys():
-        return False
-    if "step" in values and (not math.isfinite(values["step"]) or values["step"] != int(values["step"])):
-        return False
-    return _emit(seg, values, "local")
+    # (a FileState pickled by an older version lacks csv_cols)
+    return _row(seg, getattr(seg.file, "csv_cols", None), seg.body.strip().split(","), empty_ok=True)
 
 
 RULES = [

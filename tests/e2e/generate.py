@@ -477,27 +477,33 @@ def torch_version() -> str:
     return metadata.version("torch").split("+")[0]
 
 
-def build_command(sc: Scenario, layout: str, logs: Path) -> tuple[list[str], str]:
-    """The torchrun argv and the name of the file that receives the agent's console."""
+def torchrun_command(layout: str, logs: Path, script: str, args: list[str] | tuple[str, ...],
+                     show: Callable[[Path], str] = str) -> tuple[list[str], str]:
+    """The torchrun argv of ``script`` in one of the three layouts (``show`` writes a path into the
+    command) and the name of the file that receives the agent's console."""
     launch = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(NPROC)]
-    script_args = list(sc.args)
+    script_args = list(args)
     if layout == "logdir":
-        launch += ["--log-dir", _display(logs / "torchrun"), "--redirects", "3"]
+        launch += ["--log-dir", show(logs / "torchrun"), "--redirects", "3"]
         console = "launcher.log"
     elif layout == "console":
         launch += ["--tee", "3"]
         console = "console.log"
     elif layout == "perrank":
-        script_args += ["--own-log-dir", _display(logs)]
+        script_args += ["--own-log-dir", show(logs)]
         console = "launcher.log"
     else:
         raise ValueError(f"unknown layout {layout!r}")
-    return [*launch, _display(SCRIPT), *script_args], console
+    return [*launch, script, *script_args], console
 
 
-def _neutralise(logs: Path, scratch: Path) -> None:
-    """Make the recorded text machine-independent; everything else stays verbatim."""
-    subs = [(str(scratch).encode(), b"/tmp"), (str(REPO).encode(), NEUTRAL_REPO.encode())]
+def build_command(sc: Scenario, layout: str, logs: Path) -> tuple[list[str], str]:
+    """The torchrun argv and the name of the file that receives the agent's console."""
+    return torchrun_command(layout, logs, _display(SCRIPT), sc.args, show=_display)
+
+
+def replace_in_files(logs: Path, subs: list[tuple[bytes, bytes]]) -> None:
+    """Apply ``subs`` (old → new bytes) to every file below ``logs``, in place."""
     for path in logs.rglob("*"):
         if path.is_file():
             data = original = path.read_bytes()
@@ -505,6 +511,11 @@ def _neutralise(logs: Path, scratch: Path) -> None:
                 data = data.replace(old, new)
             if data != original:
                 path.write_bytes(data)
+
+
+def _neutralise(logs: Path, scratch: Path) -> None:
+    """Make the recorded text machine-independent; everything else stays verbatim."""
+    replace_in_files(logs, [(str(scratch).encode(), b"/tmp"), (str(REPO).encode(), NEUTRAL_REPO.encode())])
 
 
 def _run(argv: list[str], console: Path, env: dict[str, str]) -> int:

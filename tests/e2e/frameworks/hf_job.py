@@ -14,11 +14,16 @@ import argparse
 import gc
 import os
 import signal
-import sys
 import time
 from datetime import timedelta
 
 import torch
+from jobkit import (  # a sibling: the job runs as a script from this folder
+    FAULTS,
+    cuda_oom_message,
+    job_parser,
+    redirect_own_output,
+)
 from torch.distributed.elastic.multiprocessing.errors import record
 from transformers import PretrainedConfig, PreTrainedModel, Trainer, TrainingArguments
 
@@ -26,44 +31,14 @@ FEATURES, HIDDEN, BATCH = 16, 32, 8
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--fault", default="none",
-                   choices=["none", "nan", "exception", "sigkill", "oom", "hang", "spike"])
-    p.add_argument("--fault-rank", type=int, default=-1)
-    p.add_argument("--fault-step", type=int, default=6)
+    p = job_parser(FAULTS)
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     p.add_argument("--tqdm", action="store_true", help="keep the Trainer's tqdm bar on")
     p.add_argument("--logging-steps", type=int, default=1)
     p.add_argument("--no-nan-filter", action="store_true", help="logging_nan_inf_filter=False")
     p.add_argument("--timeout", type=int, default=15, help="ddp_timeout in seconds")
-    p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
     p.add_argument("--out", default=os.environ.get("TMPDIR", "/tmp") + "/hf_out")
     return p.parse_args()
-
-
-def redirect_own_output(log_dir: str, rank: int) -> None:
-    path = os.path.join(log_dir, "node0", f"rank_{rank}.log")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-
-
-def cuda_oom_message(gpu: int) -> str:
-    """The text PyTorch's CUDA caching allocator puts in its OutOfMemoryError (torch 2.x)."""
-    return (f"CUDA out of memory. Tried to allocate 2.00 GiB. GPU {gpu} has a total capacity of "
-            "79.19 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has "
-            "78.12 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, "
-            "and 1.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated "
-            "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
-            "fragmentation.  See documentation for Memory Management  "
-            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
 
 
 class TinyConfig(PretrainedConfig):

@@ -16,12 +16,17 @@ import gc
 import logging
 import os
 import signal
-import sys
 import time
 from datetime import timedelta
 
 import lightning as L
 import torch
+from jobkit import (  # a sibling: the job runs as a script from this folder
+    FAULTS,
+    cuda_oom_message,
+    job_parser,
+    redirect_own_output,
+)
 from lightning.pytorch.callbacks import TQDMProgressBar
 from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.strategies import DDPStrategy
@@ -32,12 +37,7 @@ FEATURES, HIDDEN, BATCH = 16, 32, 8
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--fault", default="none",
-                   choices=["none", "nan", "exception", "sigkill", "oom", "hang", "spike", "overflow"])
-    p.add_argument("--fault-rank", type=int, default=-1)
-    p.add_argument("--fault-step", type=int, default=6)
+    p = job_parser([*FAULTS, "overflow"])
     p.add_argument("--precision", default="32-true")
     p.add_argument("--strategy", default="ddp", choices=["ddp", "ddp_spawn"])
     p.add_argument("--bar", default="default", choices=["default", "tqdm"],
@@ -45,32 +45,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--sync-dist", action="store_true", help="self.log(..., sync_dist=True): the mean over ranks")
     p.add_argument("--csv", action="store_true", help="CSVLogger, no progress bar, Python logging INFO")
     p.add_argument("--timeout", type=int, default=15, help="process-group timeout in seconds")
-    p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
     return p.parse_args()
-
-
-def redirect_own_output(log_dir: str, rank: int) -> None:
-    path = os.path.join(log_dir, "node0", f"rank_{rank}.log")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-
-
-def cuda_oom_message(gpu: int) -> str:
-    """The text PyTorch's CUDA caching allocator puts in its OutOfMemoryError (torch 2.x)."""
-    return (f"CUDA out of memory. Tried to allocate 2.00 GiB. GPU {gpu} has a total capacity of "
-            "79.19 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has "
-            "78.12 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, "
-            "and 1.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated "
-            "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
-            "fragmentation.  See documentation for Memory Management  "
-            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
 
 
 class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]

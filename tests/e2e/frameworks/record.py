@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from ..generate import replace_in_files, torchrun_command
 from .checks import check_case
 
 HERE = Path(__file__).resolve().parent
@@ -159,31 +160,12 @@ def build(job: Job, logs: Path) -> tuple[list[str], str]:
     args = list(job.args)
     if layout in ("spawn", "pllaunch"):
         return [script, *args], "console.log"
-    launch = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(NPROC)]
-    if layout == "logdir":
-        launch += ["--log-dir", str(logs / "torchrun"), "--redirects", "3"]
-        console = "launcher.log"
-    elif layout == "console":
-        launch += ["--tee", "3"]
-        console = "console.log"
-    elif layout == "perrank":
-        args += ["--own-log-dir", str(logs)]
-        console = "launcher.log"
-    else:
-        raise ValueError(layout)
-    return [*launch, script, *args], console
+    return torchrun_command(layout, logs, script, args)
 
 
 def neutralise(logs: Path, scratch: Path) -> None:
-    subs = [(str(scratch).encode(), b"/tmp"), (str(Path(sys.prefix)).encode(), f"{NEUTRAL}/.venv".encode()),
-            (str(REPO).encode(), NEUTRAL.encode())]
-    for path in logs.rglob("*"):
-        if path.is_file():
-            data = original = path.read_bytes()
-            for old, new in subs:
-                data = data.replace(old, new)
-            if data != original:
-                path.write_bytes(data)
+    replace_in_files(logs, [(str(scratch).encode(), b"/tmp"), (str(Path(sys.prefix)).encode(), f"{NEUTRAL}/.venv".encode()),
+                            (str(REPO).encode(), NEUTRAL.encode())])
 
 
 def record(job: Job, out_root: Path) -> None:
