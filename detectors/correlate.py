@@ -26,7 +26,7 @@ from typing import Any
 
 from detectors.detect import JobState, RankState
 from detectors.gpus import compute_capability
-from detectors.model import Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
+from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -101,7 +101,11 @@ class _Correlator:
         grad_bad: list[tuple[RankKey, SampleRec]] = []
         global_bad: list[tuple[RankKey, SampleRec]] = []
         for key, rs in self.st.ranks.items():
-            if rs.first_bad_loss:
+            if rs.first_bad_loss and _finite_loss_at(rs, rs.first_bad_loss):
+                # the rank also said its own loss was finite at that step ("[RANK 0] step 7: local
+                # loss 0.23" beside a bar's NaN mean): the NaN is a reduced view, not its loss
+                global_bad.append((key, rs.first_bad_loss))
+            elif rs.first_bad_loss:
                 loss_bad.append((key, rs.first_bad_loss))
             if rs.first_bad_grad and not rs.grad_recovered and not _calibrating(rs, self.ctx.get("precision")):
                 grad_bad.append((key, rs.first_bad_grad))
@@ -132,10 +136,7 @@ class _Correlator:
             earlier_grad = [kr for kr in grad_bad if first_step is not None and kr[1].step is not None and kr[1].step < first_step]
             # only one rank prints metrics in a multi-rank job (rank-zero-only logging): its
             # loss says nothing about which rank went bad first
-            loggers = {k for k, rs in self.st.ranks.items() if k is not None and rs.n_samples}
-            others = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
-            zero_only = len(loggers) == 1 and others
-            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None and not zero_only:
+            if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None and not self.zero_only():
                 initiator = same[0]
         all_bad = loss_bad + grad_bad + global_bad
         all_bad.sort(key=lambda kr: clock(kr[1]))
@@ -187,7 +188,7 @@ class _Correlator:
     def spikes(self) -> list[Finding]:
         out: list[Finding] = []
         for key, rs in self.st.ranks.items():
-            rank = key[1] if key and key[0] == "g" else None
+            rank = key[1] if key and key[0] == "g" and not self.zero_only() else None
             if rs.spike:
                 r = rs.spike
                 # a value reduced over ranks before it was logged (HF Trainer's dict, Megatron's line)
@@ -200,6 +201,13 @@ class _Correlator:
                                         r.step, r.time, [r.source],
                                         value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
         return out
+
+    def zero_only(self) -> bool:
+        """Only one rank prints metrics in a multi-rank job (rank-zero-only logging): its values
+        say nothing about which rank went bad first."""
+        loggers = {k for k, rs in self.st.ranks.items() if k is not None and rs.n_samples}
+        others = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+        return len(loggers) == 1 and others
 
     # ----------------------------------------------------------------- loss scale
     def loss_scale(self) -> list[Finding]:
@@ -351,6 +359,7 @@ class _Correlator:
         # collapsed, every rank stops itself): a worker's exception exit is that, not its own
         job_cause = any(f.role is Role.CAUSE and self.cat[f.failure].rank_scope == "job" and f.failure not in _NUMERIC
                         for f in own.get(None, []))
+        waiting: list[Event] = []  # exits whose own error was a consequence (see below)
         for ev in self.st.exits:
             d = ev.data
             code = d["exitcode"]
@@ -375,6 +384,12 @@ class _Correlator:
                 continue
             if rank is not None:
                 kw["rank_from"] = "launcher"
+            if code > 0 and d.get("reporter") == "torch.multiprocessing.spawn" and self._error_below(ev) is Role.COLLATERAL:
+                # spawn prints the first failed process's traceback below its notice: a timeout or a
+                # lost peer there is that process waiting on another one, not a crash of its own
+                waiting.append(ev)
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+                continue
             by_code = self.exit_failures.get(code)
             if by_code is not None:
                 out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
@@ -388,7 +403,7 @@ class _Correlator:
             elif code < 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], **kw))
         # untagged exception text + exactly one failed worker with a positive exit code
-        if len(positive) == 1 and positive[0].data.get("trusted", True):
+        if len(positive) == 1 and positive[0].data.get("trusted", True) and positive[0] not in waiting:
             # (an untrusted launcher line names the last-spawned worker, not the failed one)
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
             local = positive[0].data.get("local_rank")
@@ -400,6 +415,14 @@ class _Correlator:
                         f.rank = r
                         f.data["rank_from"] = "launcher"
         return out
+
+    def _error_below(self, ev: Event) -> Role | None:
+        """The role of the first failure read from the lines right below a launcher's exit notice
+        (the traceback it prints there), if any."""
+        path, line = ev.source.path, ev.source.line
+        below = [f for f in self.st.findings if f.evidence and f.evidence[0].path == path
+                 and 0 < f.evidence[0].line - line <= _SPAWN_TRACEBACK_LINES]
+        return min(below, key=lambda f: f.evidence[0].line).role if below else None
 
     def teardown_collateral(self, initiator: int | None) -> list[dict[str, Any]]:
         """torchrun SIGTERMs every other worker of the node after one fails."""
@@ -688,8 +711,9 @@ class _Correlator:
         failure = head.failure
         rank = head.rank if head.role is Role.CAUSE else None
         if rank is not None and self.cat[failure].several_ranks == "none" and len(
-                {f.rank for f in causes if f.failure == failure and f.rank is not None}) > 1:
-            rank = None  # every member of the communicator hit it: no rank started it
+                {f.rank for f in causes if f.failure == failure and f.rank is not None
+                 and (head.step is None or f.step is None or f.step == head.step)}) > 1:
+            rank = None  # every member hit it (at the same step): no rank started it
         precision = self.ctx.get("precision")
         if failure == "nonfinite_loss" and (precision == "fp16" or (self.st.scale_moves and precision != "bf16")):
             failure = "amp_bf16_vs_fp16"
@@ -804,6 +828,20 @@ class _Correlator:
             lines.append("Every report in these logs is a consequence (timeouts, lost peers, teardown); the rank that started it "
                          "is not visible here. Check the other nodes' logs and `dmesg`, or py-spy the stuck ranks.")
         return lines
+
+
+_SPAWN_TRACEBACK_LINES = 200  # how far below torch.multiprocessing.spawn's notice its traceback may end
+
+
+def _finite_loss_at(rs: RankState, bad: SampleRec) -> bool:
+    """A finite local loss of the same rank at the step of ``bad`` (another line of that step)."""
+    if bad.step is None:
+        return False
+    for s in rs.samples:
+        v = s.data.get("loss")
+        if s is not bad and s.step == bad.step and s.data.get("scope") == "local" and v is not None and math.isfinite(v):
+            return True
+    return False
 
 
 def _absent_below(reporters: set[int]) -> list[int]:

@@ -379,7 +379,7 @@ class JobState:
             data=data,
         )
         self.findings.append(finding)
-        if rank is None and ev.local_rank is None and role is Role.CAUSE:
+        if rank is None and ev.local_rank is None and role is Role.CAUSE and not ev.data.get("job_scope"):
             pend = self._unranked.setdefault(ev.source.path, [])
             pend.append((ev.source.line, finding))
             del pend[:-4]

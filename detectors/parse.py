@@ -248,6 +248,7 @@ class LogParser:
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
                     ev.rank_from = None
                     data.pop("rank", None)
+                    data["job_scope"] = True  # no traceback below it may claim it for its rank either
                 handled = True
         if not handled and try_exc:
             m = _EXCEPTION.regex.search(seg.body)
