@@ -90,7 +90,8 @@ class ChunkReader:
                 self._cut()
                 return self._hand(self._take_carry())
             return b"", self.lines_done + 1
-        head = self._take_carry() + data[: last + 1] if self._carry else data[: last + 1]
+        # (one copy: the carry and the chunk's complete lines joined through a view, not sliced first)
+        head = b"".join((self._take_carry(), memoryview(data)[: last + 1])) if self._carry else data[: last + 1]
         self._carry += data[last + 1 :]
         head = self._cap(head)
         if len(self._carry) > self.max_line:
