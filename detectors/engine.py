@@ -52,6 +52,14 @@ class Engine:
             self.state.add(ev, now)
         return events
 
+    def feed_counted(self, buf: bytes, first_lineno: int, file: FileState, now: float | None = None) -> int:
+        """``feed``, returning the number of lines of ``buf`` instead of the events (the parse
+        counts them: ``LogParser.parse_chunk_counted``)."""
+        events, lines = self.parser.parse_chunk_counted(buf, first_lineno, file)
+        for ev in events:
+            self.state.add(ev, now)
+        return lines
+
     def feed_error_json(self, raw: bytes, file: FileState, now: float | None = None) -> list[Event] | None:
         """A torchrun ``error.json`` (its whole content) → the rank's exception, folded in;
         None when ``raw`` is not a complete ``error.json`` (nothing is folded)."""

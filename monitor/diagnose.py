@@ -80,7 +80,7 @@ def feed_stream(fh: Any, engine: Engine, fstate: FileState,
                 progress: Callable[[int], None] | None = None, notes: list[str] | None = None) -> tuple[int, int]:
     """Feed one file to the engine; ``progress`` is told the size of each chunk read; a line
     cut at the length cap is said in ``notes`` (its tail is not read)."""
-    reader = ChunkReader()
+    reader = ChunkReader(count=False)  # the parse counts each chunk's lines (one pass, not two)
     nbytes = 0
     while True:
         data = fh.read(CHUNK)
@@ -91,7 +91,7 @@ def feed_stream(fh: Any, engine: Engine, fstate: FileState,
             progress(len(data))
         buf, first = reader.feed(data)
         if buf:
-            engine.feed(buf, first, fstate)
+            reader.advance(engine.feed_counted(buf, first, fstate))
     buf, first = reader.flush()
     if buf:
         engine.feed(buf, first, fstate)

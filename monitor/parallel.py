@@ -83,14 +83,16 @@ def _worker(files: list[LogFile], engine: str | None, claim: Any, cancelled: Any
         fstate = file_state(files[i], JobParseState(pid_rank=pid_rank))
         try:
             with open_log(files[i]) as fh:
-                reader = ChunkReader()
+                reader = ChunkReader(count=False)  # parse_chunk_counted counts the lines
                 nbytes = 0
                 while True:
                     data = fh.read(CHUNK)
                     buf, first = reader.feed(data) if data else reader.flush()
                     nbytes += len(data)
                     if buf:
-                        events = parser.parse_chunk(buf, first, fstate)
+                        events, lines = parser.parse_chunk_counted(buf, first, fstate)
+                        if data:
+                            reader.advance(lines)  # (flush() counts the line it hands out itself)
                         q.put(("events", _pack(events), pid_rank.misses))
                         pid_rank.misses = []
                     if cancelled[i]:
@@ -177,7 +179,7 @@ class ParallelFiles:
         from monitor.diagnose import CHUNK, open_log
 
         parser = default_parser(self.engine)
-        reader = ChunkReader()
+        reader = ChunkReader(count=False)
         nbytes = 0
         with open_log(lf) as fh:
             while True:
@@ -185,7 +187,10 @@ class ParallelFiles:
                 buf, first = reader.feed(data) if data else reader.flush()
                 nbytes += len(data)
                 if buf:
-                    for ev in parser.parse_chunk(buf, first, fstate):
+                    events, lines = parser.parse_chunk_counted(buf, first, fstate)
+                    if data:
+                        reader.advance(lines)  # (flush() counts the line it hands out itself)
+                    for ev in events:
                         if skip:
                             skip -= 1
                         else:

@@ -14,6 +14,12 @@ Guarantees: any split of the same bytes into ``feed`` calls yields the same line
 line numbers; no byte is lost except inside a line longer than ``max_line`` bytes,
 whose head (``max_line`` bytes) is kept as the line and the rest is dropped and counted
 in ``dropped_bytes`` / ``truncated_lines``.
+
+``ChunkReader(count=False)`` leaves the counting of a handed chunk's lines to the caller,
+who says the number with ``advance(n)`` before the next call (``flush`` counts its one line itself) (``diagnose`` takes it from
+``LogParser.parse_chunk_counted``, which counts the newlines before its candidate lines
+anyway: one pass over the bytes instead of two). A chunk not accounted for that way is
+counted by the next call, so the line numbers never depend on it.
 """
 
 from __future__ import annotations
@@ -33,10 +39,25 @@ class ChunkReader:
     _carry: bytearray = field(default_factory=bytearray)
     _skipping: bool = False  # inside the dropped tail of an over-long line
     _seg_done: int = 0  # bytes at the head of the carry already handed out by segments()
+    count: bool = True  # False: the caller counts each chunk's lines and says so with advance()
+    _uncounted: bytes | None = None  # the last chunk handed out, until advance() (count=False)
+
+    def advance(self, lines: int) -> None:
+        """The caller counted the lines of the chunk just handed out (``count=False``)."""
+        if self._uncounted is None:
+            raise RuntimeError("advance() without a chunk handed out uncounted")
+        self._uncounted = None
+        self.lines_done += lines
+
+    def _settle(self) -> None:
+        if self._uncounted is not None:
+            self.lines_done += self._uncounted.count(b"\n")
+            self._uncounted = None
 
     def segments(self) -> tuple[bytes, int]:
         """The complete ``\r``-segments of the carried line not handed out yet, as one
         pseudo-line ending in a newline, and that line's number (empty when none)."""
+        self._settle()
         k = self._carry.rfind(b"\r", self._seg_done)
         if k < 0 or self._skipping:
             return b"", self.lines_done + 1
@@ -53,6 +74,7 @@ class ChunkReader:
 
     def feed(self, data: bytes) -> tuple[bytes, int]:
         """Return (complete lines, number of the first of them) — maybe empty."""
+        self._settle()
         if self._skipping:
             nl = data.find(b"\n")
             if nl < 0:
@@ -68,7 +90,8 @@ class ChunkReader:
                 self._cut()
                 return self._hand(self._take_carry())
             return b"", self.lines_done + 1
-        head = self._take_carry() + data[: last + 1] if self._carry else data[: last + 1]
+        # (one copy: the carry and the chunk's complete lines joined through a view, not sliced first)
+        head = b"".join((self._take_carry(), memoryview(data)[: last + 1])) if self._carry else data[: last + 1]
         self._carry += data[last + 1 :]
         head = self._cap(head)
         if len(self._carry) > self.max_line:
@@ -121,11 +144,15 @@ class ChunkReader:
 
     def _hand(self, out: bytes) -> tuple[bytes, int]:
         first = self.lines_done + 1
-        self.lines_done += out.count(b"\n")
+        if self.count:
+            self.lines_done += out.count(b"\n")
+        else:
+            self._uncounted = out
         return out, first
 
     def flush(self) -> tuple[bytes, int]:
         """The unterminated last line, if any, as a complete line."""
+        self._settle()
         first = self.lines_done + 1
         if not self._carry:
             return b"", first

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,3 +90,47 @@ def test_a_bar_postfix_is_seen_before_the_epoch_ends() -> None:
     assert r.segments() == (b"Epoch 0:  20%|##| 2/10 [00:02<00:08, loss=nan]\n", 2)
     buf, first = r.feed(b"Epoch 0: 100%|###| 10/10\n")
     assert (buf, first, r.lines_done) == (b"Epoch 0: 100%|###| 10/10\n", 2, 2)
+
+
+def _run_uncounted(data: bytes, cuts: list[int], advance_every: int, max_line: int = 1 << 20) -> list[tuple[int, bytes]]:
+    """``_run`` with ``count=False``: the caller counts each chunk's lines and says so with
+    ``advance``, except on every ``advance_every``-th chunk, which the reader must count itself."""
+    r = ChunkReader(max_line=max_line, count=False)
+    out: list[tuple[int, bytes]] = []
+    pos = 0
+    handed = 0
+    for c in [*sorted(set(cuts)), len(data)]:
+        c = min(max(c, pos), len(data))
+        buf, first = r.feed(data[pos:c])
+        lines = buf.split(b"\n")[:-1]
+        out += [(first + i, line) for i, line in enumerate(lines)]
+        if buf:
+            handed += 1
+            if handed % advance_every:
+                r.advance(len(lines))
+        pos = c
+    buf, first = r.flush()
+    out += [(first + i, line) for i, line in enumerate(buf.split(b"\n")[:-1])]
+    assert r.lines_done == len(out)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400), st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+       st.integers(min_value=1, max_value=3), st.sampled_from([8, 1 << 20]))
+def test_caller_counted_lines_are_numbered_alike(data: bytes, cuts: list[int], every: int, max_line: int) -> None:
+    # count=False (diagnose: the parse counts the newlines) numbers every line as the reader's own count
+    # does, also when a chunk is left uncounted (the next call counts it) and across capped lines
+    counted, _ = _run(data, cuts, max_line=max_line)
+    assert _run_uncounted(data, cuts, every, max_line=max_line) == counted
+
+
+def test_advance_without_a_chunk_is_refused() -> None:
+    r = ChunkReader(count=False)
+    with pytest.raises(RuntimeError):
+        r.advance(1)
+    buf, _ = r.feed(b"a\nb\n")
+    r.advance(buf.count(b"\n"))
+    with pytest.raises(RuntimeError):
+        r.advance(2)  # the same chunk twice
+    assert r.lines_done == 2
