@@ -283,3 +283,13 @@ def test_a_learned_scale_drifting_down_is_not_a_scaler_backing_off() -> None:
              enumerate([(1.0672, "100.000"), (0.97884, "99.995"), (0.87522, "99.990"), (0.73911, "99.987"),
                         (0.60426, "99.983"), (0.62116, "99.981")])]
     assert [i for i in _run(lines) if i.severity != "info"] == []
+
+
+def test_apex_overflow_lines_without_the_scaler_number() -> None:
+    """NVIDIA DeepLearningExamples' BERT (corpus holdout2 h2-081): 'Rank 0 :: Gradient overflow.  Skipping
+    step, reducing loss scale to 3.6e-12' on every iteration while the loss is NaN: the collapse."""
+    lines = []
+    for n, s in ((5683, "3.637978807091713e-12"), (5811, "1.8189894035458565e-12"), (5939, "9.094947017729282e-13")):
+        lines += [f"Iteration:  51%|█████▏    | {n}/11037 [31:18<28:47,  3.10it/s]Rank 0 :: Gradient overflow.  "
+                  f"Skipping step, reducing loss scale to {s}", "Average Loss = nan Step Loss = nan"]
+    assert _run(lines)[0].failure == "loss_scale_collapse"
