@@ -36,7 +36,6 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--tqdm", action="store_true", help="keep the Trainer's tqdm bar on")
     p.add_argument("--logging-steps", type=int, default=1)
     p.add_argument("--no-nan-filter", action="store_true", help="logging_nan_inf_filter=False")
-    p.add_argument("--timeout", type=int, default=15, help="ddp_timeout in seconds")
     p.add_argument("--out", default=os.environ.get("TMPDIR", "/tmp") + "/hf_out")
     return p.parse_args()
 
