@@ -23,8 +23,8 @@ from jobkit import (  # a sibling: the job runs as a script from this folder
     Synthetic,
     job_parser,
     make_net,
-    pre_fault,
     redirect_own_output,
+    step_loss,
 )
 from torch.distributed.elastic.multiprocessing.errors import record
 from tqdm.auto import tqdm
@@ -52,14 +52,7 @@ def main() -> None:
     accelerator.print(f"***** Running training: {args.steps} steps, {accelerator.num_processes} processes *****")
     for step, (x, y) in enumerate(data, start=1):
         at_fault = rank == args.fault_rank and step == args.fault_step
-        pre_fault(args.fault, at_fault, local_rank)
-        if at_fault and args.fault == "nan":
-            x = x.clone()
-            x[0, 0] = float("nan")
-        pred = model(x).squeeze(-1)
-        if at_fault and args.fault == "spike":
-            pred.register_hook(lambda g: g * 400.0)  # this rank's gradients x400: grad_norm ~100x
-        loss = torch.nn.functional.mse_loss(pred, y)
+        loss = step_loss(model, x, y, args.fault, at_fault, local_rank)
         accelerator.backward(loss)
         gn = accelerator.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

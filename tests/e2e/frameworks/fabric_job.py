@@ -19,8 +19,8 @@ from jobkit import (  # a sibling: the job runs as a script from this folder
     Synthetic,
     job_parser,
     make_net,
-    pre_fault,
     redirect_own_output,
+    step_loss,
 )
 from lightning.fabric import Fabric
 from lightning.fabric.loggers import CSVLogger
@@ -50,14 +50,7 @@ def main() -> None:
     fabric.print(f"Training {args.steps} steps on {fabric.world_size} processes")
     for step, (x, y) in enumerate(data, start=1):
         at_fault = rank == args.fault_rank and step == args.fault_step
-        pre_fault(args.fault, at_fault, local_rank)
-        if at_fault and args.fault == "nan":
-            x = x.clone()
-            x[0, 0] = float("nan")
-        pred = model(x).squeeze(-1)
-        if at_fault and args.fault == "spike":
-            pred.register_hook(lambda g: g * 400.0)  # this rank's gradients x400: grad_norm ~100x
-        loss = torch.nn.functional.mse_loss(pred, y)
+        loss = step_loss(model, x, y, args.fault, at_fault, local_rank)
         fabric.backward(loss)
         gn = fabric.clip_gradients(model, opt, max_norm=1.0, error_if_nonfinite=not args.no_error_nonfinite)
         opt.step()

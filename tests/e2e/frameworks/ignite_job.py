@@ -25,8 +25,8 @@ from jobkit import (  # a sibling: the job runs as a script from this folder
     Synthetic,
     job_parser,
     make_net,
-    pre_fault,
     redirect_own_output,
+    step_loss,
 )
 
 
@@ -45,15 +45,8 @@ def training(local_rank: int, args: argparse.Namespace) -> None:
         step = engine.state.iteration
         x, y = batch
         at_fault = rank == args.fault_rank and step == args.fault_step
-        pre_fault(args.fault, at_fault, idist.get_local_rank())
-        if at_fault and args.fault == "nan":
-            x = x.clone()
-            x[0, 0] = float("nan")
         model.train()
-        pred = model(x).squeeze(-1)
-        if at_fault and args.fault == "spike":
-            pred.register_hook(lambda g: g * 400.0)  # this rank's gradients x400: grad_norm ~100x
-        loss = torch.nn.functional.mse_loss(pred, y)
+        loss = step_loss(model, x, y, args.fault, at_fault, idist.get_local_rank())
         opt.zero_grad()
         loss.backward()
         gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

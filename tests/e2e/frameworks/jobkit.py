@@ -86,3 +86,17 @@ def pre_fault(fault: str, at_fault: bool, local_rank: int) -> None:
         raise torch.OutOfMemoryError(cuda_oom_message(local_rank))
     if fault == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def step_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, fault: str, at_fault: bool,
+              local_rank: int) -> torch.Tensor:
+    """One step's forward and MSE loss with the fault injected when ``at_fault``: the ones of
+    ``pre_fault``, a NaN in the input, or the rank's gradients x400 (a tensor hook: grad_norm ~100x)."""
+    pre_fault(fault, at_fault, local_rank)
+    if at_fault and fault == "nan":
+        x = x.clone()
+        x[0, 0] = float("nan")
+    pred = model(x).squeeze(-1)
+    if at_fault and fault == "spike":
+        pred.register_hook(lambda g: g * 400.0)
+    return torch.nn.functional.mse_loss(pred, y)

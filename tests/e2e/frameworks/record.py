@@ -43,7 +43,7 @@ NEUTRAL = "/home/user/job"
 NPROC = 4
 RUN_TIMEOUT_S = 150
 # the distributions each job's notes name with their versions
-PACKAGES = {"hf_job.py": ("transformers", "lightning"), "pl_job.py": ("transformers", "lightning"),
+PACKAGES = {"hf_job.py": ("transformers", "accelerate"), "pl_job.py": ("lightning",),
             "accelerate_job.py": ("accelerate",), "fabric_job.py": ("lightning",),
             "ignite_job.py": ("pytorch-ignite",), "keras_job.py": ("keras",)}
 
