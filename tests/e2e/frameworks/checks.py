@@ -63,8 +63,8 @@ def metrics(logs: Path, job: Job) -> Steps:
     steps: Steps = {}
     if line := _LINES.get(job.script):
         for p in pieces:
-            for m in line.finditer(p):
-                steps[int(m.group(1))] = {"loss": float(m.group(2)), "grad_norm": float(m.group(3))}
+            for hit in line.finditer(p):
+                steps[int(hit.group(1))] = {"loss": float(hit.group(2)), "grad_norm": float(hit.group(3))}
         return steps
     if job.script == "hf_job.py":
         every = job.arg("--logging-steps") or 1
@@ -141,7 +141,9 @@ def check_case(logs: Path, job: Job) -> None:
     _require(all(k < step for k in steps), f"rank 0 logged step {max(steps, default=0)} after the fault step {step}")
     if keras:
         _check_keras_fault(text, job)
-    elif job.fault == "exception":
+        return
+    assert fr is not None, job.name
+    if job.fault == "exception":
         _require(text.count("ValueError: corrupt sample in shard 3") >= 1, "no ValueError")
         if by_rank:
             _require(all(("ValueError: corrupt" in t) == (r == fr) for r, t in by_rank.items()),
