@@ -15,9 +15,14 @@ from .frameworks.checks import check_case, metrics
 from .frameworks.record import JOBS, Job
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-# per-step metrics (HF log dicts, Lightning's TQDM bar), so a step-wise check has steps to read
-HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_bf16-pltrainer-console"}
-NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank"}
+# per-step metrics (HF log dicts, Lightning's TQDM bar, the other jobs' rank-0 lines; Keras per
+# epoch), so a step-wise check has steps to read
+HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_bf16-pltrainer-console",
+           "accelerate_job.py": "healthy-accelerate-logdir", "fabric_job.py": "healthy-fabric-logdir",
+           "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console"}
+NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank",
+       "accelerate_job.py": "nan-accelerate-logdir", "fabric_job.py": "nan-fabric_noerr-logdir",
+       "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console"}
 
 
 def job_named(name: str) -> Job:
@@ -37,9 +42,15 @@ def test_healthy_check_rejects_a_nan_run(job: Job) -> None:
 
 
 def test_metrics_readers_read_every_logged_step() -> None:
-    """HF dicts, the TQDM postfix (``nan.0`` included) and metrics.csv give steps 1..20."""
-    for name in ("nan-hftrainer-logdir", "nan-pltrainer-perrank", "nan-pltrainer_csv-logdir"):
+    """HF dicts, the TQDM postfix (``nan.0`` included), metrics.csv and the accelerate / Fabric /
+    Ignite rank-0 lines give steps 1..20; Keras's training.csv one record per 5-step epoch."""
+    for name in ("nan-hftrainer-logdir", "nan-pltrainer-perrank", "nan-pltrainer_csv-logdir",
+                 "healthy-accelerate-acclaunch", "nan-fabric_noerr-logdir", "healthy-ignite-spawn"):
         steps = metrics(GOLDEN / name / "logs", job_named(name))
         assert sorted(steps) == list(range(1, 21)), name
     assert metrics(GOLDEN / "nan-pltrainer-perrank" / "logs", job_named("nan-pltrainer-perrank"))[7] == {
         "loss": pytest.approx(0.310), "grad_norm": pytest.approx(float("nan"), nan_ok=True)}
+    assert metrics(GOLDEN / "nan-fabric_noerr-logdir" / "logs", job_named("nan-fabric_noerr-logdir"))[7] == {
+        "loss": pytest.approx(0.1830), "grad_norm": pytest.approx(float("nan"), nan_ok=True)}
+    assert sorted(metrics(GOLDEN / "healthy-keras-console" / "logs", job_named("healthy-keras-console"))) == [
+        5, 10, 15, 20]

@@ -2,7 +2,8 @@
 
 The test's reader, not the engine's: it knows the exact lines each framework printed here
 (transformers 5.x Trainer log dicts, Lightning's TQDM or Rich bar postfix, Lightning's
-CSVLogger ``metrics.csv``), all on rank 0, and reads each rank's text the way the golden
+CSVLogger ``metrics.csv``, the accelerate / Fabric / Ignite jobs' own rank-0 lines, Keras's
+``CSVLogger`` ``training.csv``), all on rank 0, and reads each rank's text the way the golden
 checks do (``generate.rank_texts``). The recorder runs ``check_case`` after every job and
 ``test_golden`` re-runs it over the recorded files.
 """
@@ -29,6 +30,15 @@ _HF = re.compile(r"\{'loss': [^}]*\}")
 _TQDM = re.compile(r"\| (\d+)/\d+ \[[^\]]*?train_loss=([^,\]\s]+), grad_norm=([^,\]\s]+)\]")
 # RichProgressBar, not a terminal: its last frame only, "... train_loss: nan" then "grad_norm: nan"
 _RICH = re.compile(r"(train_loss|grad_norm): (\S+)")
+# the jobs' own rank-0 lines: accelerate's logger "[RANK 0] step 7: mean loss nan grad_norm nan",
+# fabric.print "iter 12: loss 0.2100, grad_norm 73.8579", ignite's setup_logger "Iteration 6: running
+# loss 0.4883, grad_norm 1.1044" (a tqdm frame may be glued in front of it)
+_LINES = {
+    "accelerate_job.py": re.compile(r"step (\d+): mean loss (\S+) grad_norm (\S+)"),
+    "fabric_job.py": re.compile(r"iter (\d+): loss ([^,\s]+), grad_norm (\S+)"),
+    "ignite_job.py": re.compile(r"Iteration (\d+): running loss ([^,\s]+), grad_norm (\S+)"),
+}
+KERAS_STEPS_PER_EPOCH = 5  # keras_job.py: 4 epochs x 5 steps
 
 
 def all_text(logs: Path) -> str:
@@ -36,8 +46,13 @@ def all_text(logs: Path) -> str:
 
 
 def metrics(logs: Path, job: Job) -> Steps:
-    """Step -> what rank 0 logged at that step (a Rich bar gives its last frame as step 0)."""
-    csv_files = sorted(logs.rglob("metrics.csv"))
+    """Step -> what rank 0 logged at that step (a Rich bar gives its last frame as step 0; Keras
+    logs the loss per epoch, at the epoch's last step, and no grad_norm)."""
+    if job.script == "keras_job.py":
+        with (logs / "training.csv").open(newline="") as fh:
+            return {(int(row["epoch"]) + 1) * KERAS_STEPS_PER_EPOCH: {"loss": float(row["loss"])}
+                    for row in csv.DictReader(fh)}
+    csv_files = sorted(logs.rglob("metrics.csv")) if job.script == "pl_job.py" else []
     if csv_files:
         with csv_files[0].open(newline="") as fh:
             return {int(row["step"]) + 1: {"loss": float(row["train_loss"]), "grad_norm": float(row["grad_norm"])}
@@ -46,6 +61,11 @@ def metrics(logs: Path, job: Job) -> Steps:
     text = texts.get(0, "") if texts else all_text(logs)  # one console without rank prefixes
     pieces = [p for line in text.splitlines() for p in line.split("\r")]
     steps: Steps = {}
+    if line := _LINES.get(job.script):
+        for p in pieces:
+            for hit in line.finditer(p):
+                steps[int(hit.group(1))] = {"loss": float(hit.group(2)), "grad_norm": float(hit.group(3))}
+        return steps
     if job.script == "hf_job.py":
         every = job.arg("--logging-steps") or 1
         dicts = [ast.literal_eval(m.group(0)) for p in pieces for m in _HF.finditer(p)]
@@ -76,6 +96,16 @@ def _finite(rec: dict[str, float]) -> bool:
     return all(math.isfinite(v) for v in rec.values())
 
 
+def _watched(rec: dict[str, float]) -> float:
+    """The number a fault shows in: the grad norm, or the loss where none is logged (Keras)."""
+    return rec.get("grad_norm", rec["loss"])
+
+
+# a rank's own line that shows its non-finite value, where the job prints one (truth: that rank)
+_OWN_NAN = {"accelerate_job.py": "step {step}: local loss nan", "ignite_job.py": "TerminateOnNan: Output 'nan'"}
+_CLIP_ERROR = "is non-finite, so it cannot be clipped"  # torch clip_grad_norm_(error_if_nonfinite=True)
+
+
 def check_case(logs: Path, job: Job) -> None:
     fr, step = job.arg("--fault-rank"), job.arg("--fault-step")
     text, steps = all_text(logs), metrics(logs, job)
@@ -84,20 +114,35 @@ def check_case(logs: Path, job: Job) -> None:
         _require(bool(steps) and all(_finite(r) for r in steps.values()), f"not a clean run: {steps}")
         _require("Traceback" not in text, "a healthy job printed a traceback")
         return
-    assert fr is not None and step is not None, job.name
+    keras = job.script == "keras_job.py"  # one process: no fault rank
+    assert (fr is not None or keras) and step is not None, job.name
     if job.fault in ("nan", "fp16_overflow"):
+        if job.script == "fabric_job.py" and "--no-error-nonfinite" not in job.args:
+            _check_clip_error(steps, by_rank, step)
+            return
         _require(bool(steps) and not all(_finite(r) for r in steps.values()), f"nothing non-finite: {steps}")
         if 0 not in steps:  # a per-step reader: finite before the fault, grad_norm non-finite from it
             _require(all(_finite(r) for k, r in steps.items() if k < step), "non-finite before the fault")
             at = min(k for k in steps if k >= step)  # the first record that covers the fault step
-            _require(not math.isfinite(steps[at]["grad_norm"]), f"grad_norm finite at step {at}")
+            _require(not math.isfinite(_watched(steps[at])), f"grad_norm finite at step {at}")
+        if keras:
+            _require("Invalid loss, terminating training" in text, "TerminateOnNaN did not stop the run")
+        if job.initiator is not None:
+            own = _OWN_NAN[job.script].format(step=step)
+            _require(fr in by_rank and all((own in t) == (r == fr) for r, t in by_rank.items()),
+                     f"{own!r} is not (only) on rank {fr}")
         return
     if job.fault == "spike":
-        before = [r["grad_norm"] for k, r in steps.items() if k < step]
+        before = [_watched(r) for k, r in steps.items() if k < step]
+        at = min((k for k in steps if k >= step), default=step)
         _require(all(_finite(r) for r in steps.values()), "a spike run went non-finite")
-        _require(steps[step]["grad_norm"] > 30 * max(before), f"no grad_norm jump at step {step}: {steps}")
+        _require(at in steps and _watched(steps[at]) > 30 * max(before), f"no jump at step {step}: {steps}")
         return
     _require(all(k < step for k in steps), f"rank 0 logged step {max(steps, default=0)} after the fault step {step}")
+    if keras:
+        _check_keras_fault(text, job)
+        return
+    assert fr is not None, job.name
     if job.fault == "exception":
         _require(text.count("ValueError: corrupt sample in shard 3") >= 1, "no ValueError")
         if by_rank:
@@ -107,16 +152,47 @@ def check_case(logs: Path, job: Job) -> None:
         _require(f"OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {fr} " in text,
                  "no OutOfMemoryError naming the fault rank's GPU")
     elif job.fault == "sigkill":
-        if job.layout == "pllaunch":  # no torchrun summary: the peers lose the killed rank
+        if job.layout in ("pllaunch", "spawn"):  # no torchrun summary: the peers lose the killed rank
             _require(f"[rank{fr}]:" not in text, "the killed rank printed a traceback")
             _require("Connection closed by peer" in text or "Connection reset by peer" in text,
                      "no peer lost its connection")
         else:
             _require("Signal 9 (SIGKILL)" in launcher_text(logs), "torchrun did not report SIGKILL")
-            _require("Traceback" not in by_rank[fr], "the killed rank printed a traceback")
+            if by_rank:
+                _require("Traceback" not in by_rank[fr], "the killed rank printed a traceback")
+            else:  # accelerate launch: one unprefixed console, torch's own [rankN]: error lines
+                _require(f"[rank{fr}]:" not in text, "the killed rank printed a traceback")
+    elif job.fault == "hang" and not by_rank:  # spawn's one console: it names the first process that failed
+        _require("Timed out waiting" in text, "no gloo timeout")
+        failed = re.findall(r"-- Process (\d+) terminated with the following error", text)
+        _require(bool(failed) and str(fr) not in failed, f"spawn did not report a peer of rank {fr}: {failed}")
     elif job.fault == "hang":  # a peer may see "Application timeout caused pair closure" instead
-        _require("Timed out waiting" not in by_rank[fr], "the hung rank reported a gloo timeout")
+        _require("Timed out waiting" not in by_rank.get(fr, ""), "the hung rank reported a gloo timeout")
         _require(any("Timed out waiting" in t for t in by_rank.values()), "no peer reported a gloo timeout")
         _require(all("RuntimeError" in t for r, t in by_rank.items() if r != fr), "a peer did not fail")
     else:
         raise AssertionError(f"{job.name}: no check for fault {job.fault!r}")
+
+
+def _check_clip_error(steps: Steps, by_rank: dict[int, str], step: int) -> None:
+    """Fabric's clip_gradients raises on a non-finite norm: every rank, at the fault step, before
+    anything non-finite is logged."""
+    _require(bool(steps) and all(_finite(r) for r in steps.values()), f"non-finite metrics logged: {steps}")
+    _require(max(steps) == step - 1, f"rank 0 did not log up to step {step - 1}: {sorted(steps)}")
+    _require(len(by_rank) > 1 and all(_CLIP_ERROR in t for t in by_rank.values()),
+             "not every rank raised the non-finite clip error")
+
+
+def _check_keras_fault(text: str, job: Job) -> None:
+    """Keras wraps a layer's exception ("Exception encountered when calling Faulty.call()"), and a
+    SIGKILLed process just stops: no traceback, no final "done"."""
+    if job.fault == "exception":
+        _require("ValueError: Exception encountered when calling" in text
+                 and "corrupt sample in shard 3: expected 16 features, got 0" in text, "no wrapped ValueError")
+    elif job.fault == "oom":
+        _require("OutOfMemoryError: Exception encountered when calling" in text
+                 and "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 " in text, "no wrapped OutOfMemoryError")
+    elif job.fault == "sigkill":
+        _require("Traceback" not in text and not text.rstrip().endswith("done"), "the process did not just stop")
+    else:
+        raise AssertionError(f"{job.name}: no Keras check for fault {job.fault!r}")

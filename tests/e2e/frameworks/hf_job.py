@@ -17,6 +17,7 @@ import signal
 import time
 from datetime import timedelta
 
+import jobkit
 import torch
 from jobkit import (  # a sibling: the job runs as a script from this folder
     FAULTS,
@@ -36,7 +37,6 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--tqdm", action="store_true", help="keep the Trainer's tqdm bar on")
     p.add_argument("--logging-steps", type=int, default=1)
     p.add_argument("--no-nan-filter", action="store_true", help="logging_nan_inf_filter=False")
-    p.add_argument("--timeout", type=int, default=15, help="ddp_timeout in seconds")
     p.add_argument("--out", default=os.environ.get("TMPDIR", "/tmp") + "/hf_out")
     return p.parse_args()
 
@@ -91,17 +91,10 @@ class TinyMLP(PreTrainedModel):
         return out
 
 
-class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]
-    def __init__(self, n: int, seed: int = 0) -> None:
-        g = torch.Generator().manual_seed(seed)
-        self.x = torch.randn(n, FEATURES, generator=g)
-        w = torch.linspace(-1.0, 1.0, FEATURES)
-        self.y = 0.25 * (self.x @ w) + 0.05 * torch.randn(n, generator=g)
+class Synthetic(jobkit.Synthetic):
+    """The shared data, as the dicts the Trainer feeds the model."""
 
-    def __len__(self) -> int:
-        return len(self.x)
-
-    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
         return {"x": self.x[i], "labels": self.y[i]}
 
 

@@ -1,12 +1,18 @@
-"""What both framework jobs (``hf_job.py``, ``pl_job.py``) need besides their framework: run as
-scripts from this folder, they import it as a sibling module."""
+"""What the framework jobs (``hf_job.py``, ``pl_job.py``, ``accelerate_job.py``, ``fabric_job.py``,
+``ignite_job.py``, ``keras_job.py``) share besides their framework: run as scripts from this folder,
+they import it as a sibling module."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import time
 
+import torch
+
+FEATURES, HIDDEN, BATCH = 16, 32, 8
 FAULTS = ["none", "nan", "exception", "sigkill", "oom", "hang", "spike"]
 
 
@@ -19,6 +25,7 @@ def job_parser(faults: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--fault-rank", type=int, default=-1)
     p.add_argument("--fault-step", type=int, default=6)
     p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
+    p.add_argument("--timeout", type=int, default=15, help="process-group timeout in seconds")
     return p
 
 
@@ -44,3 +51,52 @@ def cuda_oom_message(gpu: int) -> str:
             "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
             "fragmentation.  See documentation for Memory Management  "
             "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+
+
+class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]
+    """A fixed linear target with a little noise: every job trains on the same numbers."""
+
+    def __init__(self, n: int, seed: int = 0) -> None:
+        g = torch.Generator().manual_seed(seed)
+        self.x = torch.randn(n, FEATURES, generator=g)
+        w = torch.linspace(-1.0, 1.0, FEATURES)
+        self.y = 0.25 * (self.x @ w) + 0.05 * torch.randn(n, generator=g)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.x[i], self.y[i]
+
+
+def make_net() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 1))
+
+
+def pre_fault(fault: str, at_fault: bool, local_rank: int) -> None:
+    """The faults that fire before the forward of the faulty rank's step: hang (never reaches the
+    step's all-reduce), exception, oom (the CUDA allocator's text for this rank's GPU), sigkill."""
+    if not at_fault:
+        return
+    if fault == "hang":
+        time.sleep(3600)
+    if fault == "exception":
+        raise ValueError(f"corrupt sample in shard 3: expected {FEATURES} features, got 0")
+    if fault == "oom":
+        raise torch.OutOfMemoryError(cuda_oom_message(local_rank))
+    if fault == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def step_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, fault: str, at_fault: bool,
+              local_rank: int) -> torch.Tensor:
+    """One step's forward and MSE loss with the fault injected when ``at_fault``: the ones of
+    ``pre_fault``, a NaN in the input, or the rank's gradients x400 (a tensor hook: grad_norm ~100x)."""
+    pre_fault(fault, at_fault, local_rank)
+    if at_fault and fault == "nan":
+        x = x.clone()
+        x[0, 0] = float("nan")
+    pred = model(x).squeeze(-1)
+    if at_fault and fault == "spike":
+        pred.register_hook(lambda g: g * 400.0)
+    return torch.nn.functional.mse_loss(pred, y)

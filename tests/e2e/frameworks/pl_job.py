@@ -22,7 +22,11 @@ from datetime import timedelta
 import lightning as L
 import torch
 from jobkit import (  # a sibling: the job runs as a script from this folder
+    BATCH,
     FAULTS,
+    FEATURES,
+    HIDDEN,
+    Synthetic,
     cuda_oom_message,
     job_parser,
     redirect_own_output,
@@ -33,8 +37,6 @@ from lightning.pytorch.strategies import DDPStrategy
 from lightning.pytorch.utilities import grad_norm
 from torch.distributed.elastic.multiprocessing.errors import record
 
-FEATURES, HIDDEN, BATCH = 16, 32, 8
-
 
 def parse_args() -> argparse.Namespace:
     p = job_parser([*FAULTS, "overflow"])
@@ -44,22 +46,7 @@ def parse_args() -> argparse.Namespace:
                    help="default: Lightning's choice (RichProgressBar when rich is installed)")
     p.add_argument("--sync-dist", action="store_true", help="self.log(..., sync_dist=True): the mean over ranks")
     p.add_argument("--csv", action="store_true", help="CSVLogger, no progress bar, Python logging INFO")
-    p.add_argument("--timeout", type=int, default=15, help="process-group timeout in seconds")
     return p.parse_args()
-
-
-class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]
-    def __init__(self, n: int, seed: int = 0) -> None:
-        g = torch.Generator().manual_seed(seed)
-        self.x = torch.randn(n, FEATURES, generator=g)
-        w = torch.linspace(-1.0, 1.0, FEATURES)
-        self.y = 0.25 * (self.x @ w) + 0.05 * torch.randn(n, generator=g)
-
-    def __len__(self) -> int:
-        return len(self.x)
-
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.x[i], self.y[i]
 
 
 class Tiny(L.LightningModule):

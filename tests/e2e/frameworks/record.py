@@ -1,4 +1,5 @@
-"""Record real HF Trainer and Lightning jobs (4 CPU ranks, gloo) as golden cases.
+"""Record real HF Trainer, Lightning, accelerate, Fabric, Ignite (4 CPU ranks, gloo) and Keras
+(one process) jobs as golden cases.
 
 Run from the repository root with a SEPARATE virtualenv that has the frameworks (the
 project's own venv does not need them; the golden tests read the recorded logs):
@@ -7,8 +8,12 @@ project's own venv does not need them; the golden tests read the recorded logs):
     /path/to/fwvenv/bin/python -m tests.e2e.frameworks.record hang-hftrainer  # names containing it
     /path/to/fwvenv/bin/python -m tests.e2e.frameworks.record --out /tmp/cases nan-pltrainer
 
-A case is ``<fault>-<framework>-<layout>`` (framework ``hftrainer``, ``pltrainer`` or
-``pltrainer_csv``). Its expected.json comes from ``JOBS`` (how the fault was injected),
+A case is ``<fault>-<framework>-<layout>`` (framework ``hftrainer``, ``pltrainer``,
+``accelerate``, ``fabric``, ``ignite`` or ``keras``, with a ``_variant`` suffix where a job differs).
+Layouts: ``logdir``, ``console``, ``perrank`` (torchrun, as ``generate.torchrun_command``),
+``acclaunch`` (``accelerate launch --multi_gpu``), ``spawn`` / ``pllaunch`` (plain python: the
+framework starts the ranks); a Keras job is one plain-python process whatever its layout says.
+Its expected.json comes from ``JOBS`` (how the fault was injected),
 never from rankwatch; ``checks.py`` proves the fault shows in the recorded logs.
 This module imports neither torch nor the frameworks: the jobs run in child processes.
 """
@@ -37,12 +42,16 @@ GOLDEN = HERE.parent / "golden"
 NEUTRAL = "/home/user/job"
 NPROC = 4
 RUN_TIMEOUT_S = 150
+# the distributions each job's notes name with their versions
+PACKAGES = {"hf_job.py": ("transformers", "accelerate"), "pl_job.py": ("lightning",),
+            "accelerate_job.py": ("accelerate",), "fabric_job.py": ("lightning",),
+            "ignite_job.py": ("pytorch-ignite",), "keras_job.py": ("keras",)}
 
 
 @dataclass(frozen=True)
 class Job:
     name: str  # <fault>-<fw>-<layout>
-    script: str  # hf_job.py | pl_job.py
+    script: str  # hf_job.py | pl_job.py | accelerate_job.py | fabric_job.py | ignite_job.py | keras_job.py
     args: tuple[str, ...]
     failure: str | None
     initiator: int | None
@@ -76,6 +85,13 @@ def fault(kind: str, rank: int, step: int) -> tuple[str, ...]:
 
 RANKZERO = ("Only rank 0 prints metrics, reduced over ranks, so the logs cannot tell which rank "
             "went non-finite: the expected initiator is null.")
+RZ = " Metrics are logged on rank 0 only (or reduced), so the logs cannot tell the NaN's rank: null."
+HANG_UNSEEN = (
+    "rank 3 sleeps before step 6's all-reduce; 15 s timeout. setup_logger logs on rank 0 only and the merged spawn "
+    "console tags nothing; torch.multiprocessing.spawn reports only 'Process 0' (a peer) timing out and SIGTERMs "
+    "three pids: nothing in the logs names rank 3 or shows which rank stopped, so the truth is the corpus "
+    "convention for a hang whose culprit the logs cannot show: collective_timeout, rank null (first recorded as "
+    "rank_hang, null).")
 JOBS = [
     # ---- HF Trainer
     Job("healthy_fp32-hftrainer-logdir", "hf_job.py", ("--tqdm",), None, None, (),
@@ -151,6 +167,85 @@ JOBS = [
     Job("nan-pltrainer-pllaunch", "pl_job.py", ("--strategy", "ddp", *fault("nan", 3, 7)),
         "nonfinite_loss", None, others(3),
         "Lightning strategy=ddp, own subprocess launcher, one console; NaN in rank 3's input at step 7. " + RANKZERO),
+    # ---- accelerate 1.16 (custom loop; recorded by issue #12's fresh2 check)
+    Job("healthy-accelerate-acclaunch", "accelerate_job.py", (), None, None, (),
+        "accelerate launch --multi_gpu --cpu, 20 clean steps."),
+    Job("healthy-accelerate-logdir", "accelerate_job.py", (), None, None, (),
+        "accelerate loop under torchrun, 20 clean steps."),
+    Job("nan-accelerate-logdir", "accelerate_job.py", fault("nan", 2, 7), "nonfinite_loss", 2, others(2),
+        "NaN in rank 2's input at step 7; every rank logs its local loss (main_process_only=False) and the "
+        "gathered list."),
+    Job("exception-accelerate-perrank", "accelerate_job.py", fault("exception", 1, 6), "rank_exception", 1, others(1),
+        "rank 1 raises ValueError at step 6."),
+    Job("sigkill-accelerate-acclaunch", "accelerate_job.py", fault("sigkill", 3, 5), "rank_killed", 3, others(3),
+        "accelerate launch; rank 3 SIGKILLs itself at step 5."),
+    Job("oom-accelerate-console", "accelerate_job.py", fault("oom", 2, 6), "cuda_oom", 2, others(2),
+        "rank 2 raises torch.OutOfMemoryError (CUDA allocator text, GPU 2) at step 6."),
+    Job("hang-accelerate-perrank", "accelerate_job.py", fault("hang", 1, 6), "rank_hang", 1, others(1),
+        "rank 1 sleeps before step 6's all-reduce; 15 s gloo timeout."),
+    Job("spike-accelerate-console", "accelerate_job.py", fault("spike", 3, 12), "grad_norm_explosion", None, others(3),
+        "rank 3's gradients x400 at step 12 (hook); the all-reduced grad_norm (logged on rank 0 only) jumps, "
+        "clipped, finite. The per-rank local losses do not show it (the spike is in the gradient): null."),
+    # ---- Lightning Fabric 2.6.6
+    Job("healthy-fabric-logdir", "fabric_job.py", (), None, None, (), "Fabric under torchrun, 20 clean steps."),
+    Job("nan-fabric-console", "fabric_job.py", fault("nan", 1, 6), "nonfinite_loss", None, others(1),
+        "NaN in rank 1's input at step 6; fabric.print / CSVLogger on rank 0." + RZ + " What the logs show: "
+        "Fabric's clip_gradients uses error_if_nonfinite=True, so at step 6 EVERY rank raises RuntimeError 'The "
+        "total norm of order 2.0 for gradients from `parameters` is non-finite' (the all-reduced gradients are NaN "
+        "everywhere) before anything is logged; no rank is distinguishable, the cause is a non-finite gradient: "
+        "nonfinite_loss, null."),
+    Job("exception-fabric-perrank", "fabric_job.py", fault("exception", 3, 6), "rank_exception", 3, others(3),
+        "rank 3 raises ValueError at step 6."),
+    Job("sigkill-fabric-spawn", "fabric_job.py", fault("sigkill", 2, 5), "rank_killed", 2, others(2),
+        "plain python, Fabric's own subprocess launcher, one console; rank 2 SIGKILLs itself at step 5."),
+    Job("hang-fabric-logdir", "fabric_job.py", fault("hang", 2, 6), "rank_hang", 2, others(2),
+        "rank 2 sleeps before step 6's all-reduce; 15 s timeout."),
+    Job("oom-fabric-console", "fabric_job.py", fault("oom", 1, 6), "cuda_oom", 1, others(1),
+        "rank 1 raises torch.OutOfMemoryError (GPU 1) at step 6."),
+    Job("spike-fabric-perrank", "fabric_job.py", fault("spike", 1, 12), "grad_norm_explosion", None, others(1),
+        "rank 1's gradients x400 at step 12; grad_norm logged on rank 0 only." + RZ),
+    Job("nan-fabric_noerr-logdir", "fabric_job.py", ("--no-error-nonfinite", *fault("nan", 2, 7)), "nonfinite_loss",
+        None, others(2),
+        "clip_gradients(error_if_nonfinite=False): training goes on; NaN in rank 2's input at step 7; "
+        "fabric.print / CSVLogger (logs/csv) on rank 0 show rank 0's own loss (nan from step 8) and grad_norm nan "
+        "at 7." + RZ),
+    Job("healthy-fabric-spawn", "fabric_job.py", (), None, None, (),
+        "plain python, Fabric's own launcher, 20 clean steps."),
+    # ---- PyTorch-Ignite 0.5.5
+    Job("healthy-ignite-spawn", "ignite_job.py", ("--spawn",), None, None, (),
+        "idist.Parallel(nproc_per_node=4), 20 clean steps."),
+    Job("nan-ignite-spawn", "ignite_job.py", ("--spawn", *fault("nan", 2, 7)), "nonfinite_loss", None, others(2),
+        "NaN in rank 2's input at step 7; rank 0's RunningAverage (all-reduced) logs 'running loss nan' at 7; "
+        "TerminateOnNan stops rank 2 only (its warning is untagged in the merged spawn console), so ranks 0, 1, 3 "
+        "time out (15 s) in step 8's all-reduce; torch.multiprocessing.spawn reports only 'Process 1' timing out. "
+        "Nothing in the logs ties the NaN to rank 2: nonfinite_loss, null."),
+    Job("exception-ignite-spawn", "ignite_job.py", ("--spawn", *fault("exception", 1, 6)), "rank_exception", 1,
+        others(1), "rank 1 raises ValueError in the process_function at step 6."),
+    Job("hang-ignite-spawn", "ignite_job.py", ("--spawn", *fault("hang", 3, 6)), "collective_timeout", None,
+        others(3), HANG_UNSEEN),
+    Job("sigkill-ignite-logdir", "ignite_job.py", fault("sigkill", 3, 5), "rank_killed", 3, others(3),
+        "torchrun-launched Parallel(backend=gloo); rank 3 SIGKILLs itself at step 5."),
+    Job("oom-ignite-perrank", "ignite_job.py", fault("oom", 2, 6), "cuda_oom", 2, others(2),
+        "torchrun-launched; rank 2 raises torch.OutOfMemoryError (GPU 2) at step 6."),
+    Job("nan-ignite-console", "ignite_job.py", fault("nan", 1, 6), "nonfinite_loss", 1, others(1),
+        "torchrun --tee 3; NaN in rank 1's input at step 6; TerminateOnNan warning on rank 1 ([default1]: tag). "
+        "Then rank 1 has left the loop (TerminateOnNan), so every rank's next collective times out after 15 s "
+        "(gloo 'Timed out waiting 15000ms' on all four ranks): the timeouts are a consequence of the NaN."),
+    Job("hang-ignite-console", "ignite_job.py", fault("hang", 2, 6), "rank_hang", 2, others(2),
+        "torchrun --tee 3; rank 2 sleeps before step 6's all-reduce; 15 s timeout; rank 2 prints nothing."),
+    # ---- Keras 3.15 (torch backend), one plain-python process: no rank to name
+    Job("healthy-keras-console", "keras_job.py", (), None, None, (), "Keras 3 torch backend, verbose=1, 20 clean steps."),
+    Job("healthy_v2-keras-console", "keras_job.py", ("--verbose", "2"), None, None, (), "verbose=2, 20 clean steps."),
+    Job("nan-keras-console", "keras_job.py", ("--fault", "nan", "--fault-step", "7"), "nonfinite_loss", None, (),
+        "NaN input at train step 7; TerminateOnNaN stops training. Single process: null."),
+    Job("exception-keras-console", "keras_job.py", ("--fault", "exception", "--fault-step", "7"), "rank_exception",
+        None, (), "ValueError in a layer's call at step 7. Single process: null."),
+    Job("oom-keras-console", "keras_job.py", ("--fault", "oom", "--fault-step", "7", "--verbose", "2"), "cuda_oom",
+        None, (), "torch.OutOfMemoryError at step 7, verbose=2. Single process: null."),
+    Job("sigkill-keras-console", "keras_job.py", ("--fault", "sigkill", "--fault-step", "7"), "rank_killed", None, (),
+        "SIGKILL at step 7 (the process just stops; exit -9 is only visible to the shell). Single process: null."),
+    Job("spike-keras-console", "keras_job.py", ("--fault", "spike", "--fault-step", "12"), "loss_spike", None, (),
+        "lr x1000 for step 12 (clipnorm=1.0): loss jumps, finite. Single process: null."),
 ]
 
 
@@ -158,8 +253,11 @@ def build(job: Job, logs: Path) -> tuple[list[str], str]:
     layout = job.layout
     script = str(HERE / job.script)
     args = list(job.args)
-    if layout in ("spawn", "pllaunch"):
+    if layout in ("spawn", "pllaunch") or job.framework == "keras":  # the framework starts the ranks, or one process
         return [script, *args], "console.log"
+    if layout == "acclaunch":  # ACCELERATE_USE_CPU (record's env): --cpu and --multi_gpu cannot be combined
+        return ["-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(NPROC), "--num_machines", "1",
+                "--mixed_precision", "no", "--dynamo_backend", "no", script, *args], "console.log"
     return torchrun_command(layout, logs, script, args)
 
 
@@ -178,7 +276,7 @@ def record(job: Job, out_root: Path) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="rankwatch-fw-"))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(scratch), "PYTHONHASHSEED": "0",
            "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
-           "PL_LOG_DIR": str(logs)}
+           "PL_LOG_DIR": str(logs), "KERAS_BACKEND": "torch", "ACCELERATE_USE_CPU": "true"}
     started = time.monotonic()
     with (logs / console).open("wb") as out:
         proc = subprocess.Popen([sys.executable, *argv], cwd=scratch, env=env, stdout=out,
@@ -191,14 +289,14 @@ def record(job: Job, out_root: Path) -> None:
             print(f"{job.name}: TIMEOUT", flush=True)
     neutralise(logs, scratch)
     shutil.rmtree(scratch, ignore_errors=True)
-    versions = {p: metadata.version(p) for p in ("torch", "transformers", "lightning")}
+    versions = {p: metadata.version(p) for p in ("torch", *PACKAGES[job.script])}
     cmd = " ".join(["python", *argv]).replace(str(case), "<case>").replace(str(REPO), NEUTRAL)
     expected = {
         "scenario": job.name.rsplit("-", 1)[0], "layout": job.layout, "style": job.framework, "failure": job.failure, "initiator_rank": job.initiator,
         "collateral_ranks": list(job.collateral), "max_severity": "info" if job.failure is None else None,
         "command": cmd, "torch": versions["torch"].split("+")[0],
-        "notes": f"{job.notes} Recorded with transformers {versions['transformers']}, lightning "
-                 f"{versions['lightning']}; exit code {rc}.",
+        "notes": f"{job.notes} Recorded with "
+                 + ", ".join(f"{p} {v}" for p, v in versions.items() if p != "torch") + f"; exit code {rc}.",
     }
     (case / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
     check_case(logs, job)  # fails loudly when the fault does not show as the table says
