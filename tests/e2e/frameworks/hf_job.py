@@ -11,18 +11,16 @@ model's forward on one rank at one optimizer step (steps count from 1, as the Tr
 from __future__ import annotations
 
 import argparse
-import gc
 import os
-import signal
-import time
 from datetime import timedelta
 
 import jobkit
 import torch
 from jobkit import (  # a sibling: the job runs as a script from this folder
     FAULTS,
-    cuda_oom_message,
+    end_process_group,
     job_parser,
+    pre_fault,
     redirect_own_output,
 )
 from torch.distributed.elastic.multiprocessing.errors import record
@@ -70,15 +68,7 @@ class TinyMLP(PreTrainedModel):
         if self.training:
             self.calls += 1  # one forward per optimizer step (no accumulation)
             at_fault = self.faulty and self.calls == self.fault_step
-        if at_fault and self.fault == "hang":
-            time.sleep(3600)  # never reaches this step's all-reduce; peers time out
-        if at_fault and self.fault == "exception":
-            raise ValueError(f"corrupt sample in shard 3 at step {self.calls}: "
-                             f"expected {FEATURES} features, got 0")
-        if at_fault and self.fault == "oom":
-            raise torch.OutOfMemoryError(cuda_oom_message(int(os.environ.get("LOCAL_RANK", "0"))))
-        if at_fault and self.fault == "sigkill":
-            os.kill(os.getpid(), signal.SIGKILL)
+        pre_fault(self.fault, at_fault, int(os.environ.get("LOCAL_RANK", "0")), step=self.calls)
         if at_fault and self.fault == "nan":
             x = x.clone()
             x[0, 0] = float("nan")
@@ -122,14 +112,8 @@ def main() -> None:
     )
     trainer = Trainer(model=model, args=targs, train_dataset=Synthetic(BATCH * world * args.steps))
     trainer.train()
-    # a rank tearing down while a peer's gloo pair still talks to it aborts at exit
-    # ('terminate called without an active exception'): meet, then destroy the group. The
-    # DDP wrapper goes first: its Reducer freeing the destroyed group deadlocks on the GIL.
-    del trainer, model
-    gc.collect()
-    if torch.distributed.is_initialized():
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
+    del trainer, model  # the DDP wrapper goes before the group (jobkit.end_process_group)
+    end_process_group()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ they import it as a sibling module."""
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -73,15 +74,17 @@ def make_net() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 1))
 
 
-def pre_fault(fault: str, at_fault: bool, local_rank: int) -> None:
+def pre_fault(fault: str, at_fault: bool, local_rank: int, step: int | None = None) -> None:
     """The faults that fire before the forward of the faulty rank's step: hang (never reaches the
-    step's all-reduce), exception, oom (the CUDA allocator's text for this rank's GPU), sigkill."""
+    step's all-reduce), exception (naming ``step`` when given), oom (the CUDA allocator's text for
+    this rank's GPU), sigkill."""
     if not at_fault:
         return
     if fault == "hang":
         time.sleep(3600)
     if fault == "exception":
-        raise ValueError(f"corrupt sample in shard 3: expected {FEATURES} features, got 0")
+        where = f" at step {step}" if step is not None else ""
+        raise ValueError(f"corrupt sample in shard 3{where}: expected {FEATURES} features, got 0")
     if fault == "oom":
         raise torch.OutOfMemoryError(cuda_oom_message(local_rank))
     if fault == "sigkill":
@@ -100,3 +103,14 @@ def step_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, fault: s
     if at_fault and fault == "spike":
         pred.register_hook(lambda g: g * 400.0)
     return torch.nn.functional.mse_loss(pred, y)
+
+
+def end_process_group() -> None:
+    """After the caller dropped its trainer and model: collect them, meet, then destroy the group.
+    A rank tearing down while a peer's gloo pair still talks to it aborts at exit ('terminate called
+    without an active exception'), and DDP's Reducer freeing an already destroyed group deadlocks
+    on the GIL, so the DDP wrapper must be gone first."""
+    gc.collect()
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()

@@ -12,11 +12,8 @@ one rank at one optimizer step (steps count from 1).
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
-import signal
-import time
 from datetime import timedelta
 
 import lightning as L
@@ -27,8 +24,9 @@ from jobkit import (  # a sibling: the job runs as a script from this folder
     FEATURES,
     HIDDEN,
     Synthetic,
-    cuda_oom_message,
+    end_process_group,
     job_parser,
+    pre_fault,
     redirect_own_output,
 )
 from lightning.pytorch.callbacks import TQDMProgressBar
@@ -61,14 +59,7 @@ class Tiny(L.LightningModule):
         x, y = batch
         step = self.global_step + 1
         at_fault = self.global_rank == self.fault_rank and step == self.fault_step
-        if at_fault and self.fault == "hang":
-            time.sleep(3600)  # never reaches this step's all-reduce; peers time out
-        if at_fault and self.fault == "exception":
-            raise ValueError(f"corrupt sample in shard 3 at step {step}: expected {FEATURES} features, got 0")
-        if at_fault and self.fault == "oom":
-            raise torch.OutOfMemoryError(cuda_oom_message(self.local_rank))
-        if at_fault and self.fault == "sigkill":
-            os.kill(os.getpid(), signal.SIGKILL)
+        pre_fault(self.fault, at_fault, self.local_rank, step=step)
         if at_fault and self.fault == "nan":
             x = x.clone()
             x[0, 0] = float("nan")
@@ -110,14 +101,8 @@ def main() -> None:
                         callbacks=[TQDMProgressBar()] if args.bar == "tqdm" else None)
     data = torch.utils.data.DataLoader(Synthetic(BATCH * 4 * args.steps), batch_size=BATCH)
     trainer.fit(Tiny(args.fault, args.fault_rank, args.fault_step, args.sync_dist), data)
-    # a rank tearing down while a peer's gloo pair still talks to it aborts at exit
-    # ('terminate called without an active exception'): meet, then destroy the group. The
-    # DDP wrapper goes first: its Reducer freeing the destroyed group deadlocks on the GIL.
-    del trainer
-    gc.collect()
-    if torch.distributed.is_initialized():
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
+    del trainer  # the DDP wrapper goes before the group (jobkit.end_process_group)
+    end_process_group()
 
 
 if __name__ == "__main__":
