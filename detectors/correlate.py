@@ -360,6 +360,8 @@ class _Correlator:
         job_cause = any(f.role is Role.CAUSE and self.cat[f.failure].rank_scope == "job" and f.failure not in _NUMERIC
                         for f in own.get(None, []))
         waiting: list[Event] = []  # exits whose own error was a consequence (see below)
+        lone_abort = self._lone_abort()
+        agent_exits = any(str(e.data.get("reporter", "")).startswith("torchrun") for e in self.st.exits)
         for ev in self.st.exits:
             d = ev.data
             code = d["exitcode"]
@@ -371,11 +373,17 @@ class _Correlator:
                 rank = None  # DeepSpeed names the last-started command, not the failed rank
             if d.get("reporter") == "srun" and agents:
                 rank = None  # srun started one launcher per node: its task number is the node's, not a rank
+                if agent_exits:
+                    # that launcher exits because the worker failure it reported: its own end is teardown
+                    out.append(self.finding("launcher_teardown", None, None, ev.time, [ev.source], role=Role.COLLATERAL,
+                                            exitcode=code, signal=d.get("signal"), reporter="srun"))
+                    continue
             sig = d.get("signal")
             kw = dict(exitcode=code, signal=sig, reporter=d.get("reporter"), local_rank=d.get("local_rank"),
                       root_cause_claimed=bool(d.get("root_cause")))
-            if rank is not None and own.get(rank):
-                # the rank's own log already explains it: the exit is supporting evidence
+            if rank is not None and any(f.data.get("rank_from") != "launcher" for f in own.get(rank, [])):
+                # the rank's own log already explains it (a launcher's own lines about it do not):
+                # the exit is supporting evidence
                 for f in own[rank]:
                     if f.role is Role.CAUSE:
                         f.evidence.append(ev.source)
@@ -398,6 +406,10 @@ class _Correlator:
             elif code > 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
                                         weak=True, **kw))
+            elif ev is lone_abort:
+                # one worker died of SIGABRT and no watchdog timeout explains it: it aborted itself
+                out.append(self.finding("native_abort", rank, step, ev.time, [ev.source],
+                                        priority=self.cat["rank_exception"].priority - 2, weak=True, **kw))
             elif sig in _COLLATERAL_SIGNALS or code in (-6, -15, -2, -1):
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code < 0:
@@ -415,6 +427,20 @@ class _Correlator:
                         f.rank = r
                         f.data["rank_from"] = "launcher"
         return out
+
+    def _lone_abort(self) -> Event | None:
+        """The launcher's report of the one worker that died of SIGABRT, when nothing else says why.
+
+        The NCCL watchdog aborts a rank after a collective timeout, and then usually every rank of
+        the collective aborts within a second (several -6 exits: teardown). One worker's abort with
+        no timeout in the logs (other than another rank observing the dump signal) is the crash."""
+        aborts = [e for e in self.st.exits if e.data["exitcode"] == -6]
+        workers = {e.data.get("pid") or (self.resolve(e.rank, e.data.get("local_rank")), e.data.get("local_rank"))
+                   for e in aborts}
+        if len(workers) != 1 or any(f.failure == "collective_timeout" and f.rank is None and not f.data.get("observed")
+                                    for f in self.st.findings):
+            return None
+        return aborts[0]
 
     def _error_below(self, ev: Event) -> Role | None:
         """The role of the first failure read from the lines right below a launcher's exit notice
