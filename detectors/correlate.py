@@ -740,6 +740,9 @@ class _Correlator:
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # every member hit it (at the same step): no rank started it
+        single = self.world_size() == 1
+        if single:
+            rank = None  # a single-process job: there is no rank to tell apart
         precision = self.ctx.get("precision")
         if failure == "nonfinite_loss" and (precision == "fp16" or (self.st.scale_moves and precision != "bf16")):
             failure = "amp_bf16_vs_fp16"
@@ -758,7 +761,7 @@ class _Correlator:
         # one entry per rank (its most telling report); rank-less reports once per failure
         for f in sorted(group, key=lambda f: (f.rank if f.rank is not None else 1 << 30, -f.priority, f.order)):
             # (a head whose rank was set aside as the job's is one of the reporters)
-            if (f is head and head.role is Role.CAUSE and (rank is not None or head.rank is None)) or (
+            if (f is head and head.role is Role.CAUSE and (rank is not None or head.rank is None or single)) or (
                     f.rank == rank and rank is not None) or f in benign:
                 continue
             k = (f.rank, "" if f.rank is not None else f.failure)

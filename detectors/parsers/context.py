@@ -37,6 +37,9 @@ _WORLD = re.compile(
     r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:"
     r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)\s*+[=:]?\s*+(?P<v>\d+)"
 )
+# a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
+_NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
+_NNODES = re.compile(r"--nnodes[= ](?P<v>\S+)")
 _GPU = re.compile(
     r"(?P<v>(?:NVIDIA |Tesla |Quadro |GeForce )(?:RTX |GTX )?(?:A100|A800|H100|H800|H200|GH200|B100|B200|GB200|B300|GB300|A10G|A10|A16|A2|A30|A40|L40S|L40|L4|V100|T4|P100|P40|P4|K80|M40|M60|RTX ?\d{4}|A\d{4}|\d{4})[\w-]*(?: \w+GB(?: HBM\d)?)?)"
 )
@@ -87,6 +90,11 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
     wm = _WORLD.search(body)
     if wm and 0 < int(wm.group("v")) <= 1_000_000:
         _ctx(seg, "world_size", int(wm.group("v")))
+    nm = _NPROC.search(body)
+    if nm and not wm:
+        nodes = _NNODES.search(body)
+        if nodes is None or nodes.group("v").isdigit():  # an elastic range (1:4) gives no size
+            _ctx(seg, "world_size", int(nm.group("n")) * (int(nodes.group("v")) if nodes else 1))
     gm = _GPU.search(body)
     if gm:
         _ctx(seg, "gpu", gm.group("v").strip())
@@ -122,7 +130,7 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
