@@ -210,6 +210,18 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# the shell's notice that its foreground job died of SIGKILL (the OOM killer, a scheduler): a line
+# of its own, or glued after the last update of a tqdm bar (``3787/62565 [04:47<1:10:53, 13.82it/s]Killed``)
+_SHELL_KILLED = re.compile(r"^\s*Killed\s*$")
+
+
+def _shell_killed(m: re.Match[str], seg: Segment) -> bool:
+    if not _SHELL_KILLED.match(seg.body):
+        return False
+    _exit(seg, -9, "shell", trusted=True)
+    return True
+
+
 _ROOT = re.compile(r"Root Cause \(first observed failure\):")
 _FAILURES = re.compile(r"^\s*Failures:\s*$")
 _S_RANK = re.compile(r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<lr>\d+)\)")
@@ -263,6 +275,7 @@ RULES = [
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
+    Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),
     Rule(
         "launcher.summary",
         r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$",
