@@ -414,6 +414,13 @@ class _Correlator:
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code < 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], **kw))
+        killed = [t for t in self.st.teardowns if t.data.get("reporter") in ("torchrun", "deepspeed")]
+        if killed and not self.st.exits:
+            # the launcher tears its workers down, so one of them failed; the line saying which and
+            # how is not in these logs (an excerpt cut before it): the teardown is all there is
+            first = min(killed, key=lambda t: t.data.get("order", 0))
+            out.append(self.finding("launcher_teardown", None, None, first.time, [first.source], role=Role.COLLATERAL,
+                                    reporter=first.data.get("reporter"), workers=len({t.data.get("pid") for t in killed})))
         # untagged exception text + exactly one failed worker with a positive exit code
         if len(positive) == 1 and positive[0].data.get("trusted", True) and positive[0] not in waiting:
             # (an untrusted launcher line names the last-spawned worker, not the failed one)
