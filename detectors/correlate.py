@@ -440,11 +440,12 @@ class _Correlator:
 
         The NCCL watchdog aborts a rank after a collective timeout, and then usually every rank of
         the collective aborts within a second (several -6 exits: teardown). One worker's abort with
-        no timeout in the logs (other than another rank observing the dump signal) is the crash."""
+        no timeout or NCCL error in the logs (other than a rank observing another's dump signal) is
+        the crash."""
         aborts = [e for e in self.st.exits if e.data["exitcode"] == -6]
         workers = {e.data.get("pid") or (self.resolve(e.rank, e.data.get("local_rank")), e.data.get("local_rank"))
                    for e in aborts}
-        if len(workers) != 1 or any(f.failure == "collective_timeout" and f.rank is None and not f.data.get("observed")
+        if len(workers) != 1 or any(f.failure in ("collective_timeout", "nccl_error") and not f.data.get("observed")
                                     for f in self.st.findings):
             return None
         return aborts[0]
