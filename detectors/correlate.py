@@ -40,6 +40,7 @@ LATE_STEP = 1000  # overflows past this step (or from LATE_EPOCH on) are not the
 LATE_EPOCH = 2
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
+_NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
@@ -448,7 +449,17 @@ class _Correlator:
         if len(workers) != 1 or any(f.failure in ("collective_timeout", "nccl_error") and not f.data.get("observed")
                                     for f in self.st.findings):
             return None
-        return aborts[0]
+        ev = aborts[0]
+        pid = ev.data.get("pid")
+        if pid is not None:
+            # torchrun SIGTERMs the workers still running once one failed; a worker between them (the
+            # agent starts its workers one after another) that it neither reports nor SIGTERMs had
+            # already ended: more than one worker died, as after a timeout
+            near = {int(t.data["pid"]) for t in self.st.teardowns if t.data.get("reporter") == "torchrun"
+                    and t.data.get("pid") is not None and abs(int(t.data["pid"]) - int(pid)) <= _NEAR_PIDS} | {int(pid)}
+            if max(near) - min(near) + 1 > len(near):
+                return None
+        return ev
 
     def _error_below(self, ev: Event) -> Role | None:
         """The role of the first failure read from the lines right below a launcher's exit notice

@@ -45,8 +45,13 @@ _LONE_ABORTS = [
      "of binary: /home/gehao/anaconda3/envs/mlsys/bin/python\n", 0),
     # bytedance/Protenix#321: torch 2.5 glog prefix; rank 4 only observes another rank's dump signal
     ("W0603 04:19:17.128000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 106 closing signal SIGTERM\n"
+     "W0603 04:19:17.133000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 108 closing signal SIGTERM\n"
+     "W0603 04:19:17.134000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 109 closing signal SIGTERM\n"
      "[rank4]:[E603 04:19:17.315831399 ProcessGroupNCCL.cpp:1685] [PG ID 0 PG GUID 0(default_pg) Rank 4] Observed flight recorder dump signal from another rank via TCPStore.\n"
      "W0603 04:19:17.135000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 110 closing signal SIGTERM\n"
+     "W0603 04:19:17.137000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 111 closing signal SIGTERM\n"
+     "W0603 04:19:17.138000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 112 closing signal SIGTERM\n"
+     "W0603 04:19:17.139000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:900] Sending process 113 closing signal SIGTERM\n"
      "E0603 04:19:17.163000 104 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) local_rank: 1 (pid: 107) "
      "of binary: /root/miniconda3/bin/python3.11\n", 1),
     # ParCIS/Chimera#2: the summary's root cause, no other failure
@@ -87,6 +92,21 @@ def test_several_workers_aborting_together_are_teardown_naming_no_rank() -> None
     rep = report(_MANY_ABORTS)
     assert top(rep) == ("launcher_teardown", "critical", None)
     assert all(i["failure"] != "native_abort" for i in rep["incidents"])
+
+
+def test_workers_the_agent_neither_reports_nor_sigterms_had_died_too() -> None:
+    # hiyouga/LlamaFactory#7396 (../shared/real-logs 054): pids 48097 and 48098 lie between the failed
+    # worker and the SIGTERMed ones but get no SIGTERM: they had already ended (the watchdog's aborts)
+    text = "".join(
+        f"[{80840 + i}] W0321 02:07:20.{285 + i}000 140204748584768 torch/distributed/elastic/multiprocessing/api.py:858] "
+        f"Sending process {pid} closing signal SIGTERM\n" for i, pid in enumerate(range(48099, 48104), 6))
+    text += ("[80851] E0321 02:07:26.090000 140204748584768 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+             "(exitcode: -6) local_rank: 0 (pid: 48096) of binary: /opt/conda/envs/Llama_factory/bin/python\n")
+    assert top(report(text)) == ("launcher_teardown", "critical", None)
+    # the same lines with every other worker SIGTERMed: that one worker's abort is its own
+    full = "".join(f"W0321 02:07:20.285000 1 torch/distributed/elastic/multiprocessing/api.py:858] Sending process {pid} closing signal SIGTERM\n"
+                   for pid in range(48097, 48104)) + text.splitlines(keepends=True)[-1]
+    assert top(report(full)) == ("native_abort", "critical", 0)
 
 
 def test_a_watchdog_timeout_in_the_logs_makes_the_abort_the_watchdogs() -> None:
