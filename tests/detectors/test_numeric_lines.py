@@ -146,3 +146,29 @@ def test_a_bare_exception_far_below_a_cause_is_its_own_crash() -> None:
     lines = [FAIRSEQ_GARBLED[1]] + [f"| epoch 001 | valid on 'valid' subset | ppl {n}.5" for n in range(8)] + [
         "Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "KeyError: 'net'"]
     assert "rank_exception" in {i.failure for i in _run(lines)}
+
+
+# YOLACT's MovingAverage drops a non-finite loss term with this warning; every report shows the
+# loss diverging. https://github.com/dbolya/yolact/issues/318 (YOLACT's own progress line) and
+# https://github.com/WisconsinAIVision/yolact_edge/issues/63 (a fork with another logger)
+YOLACT = [
+    "Warning: Moving average ignored a value of nan",
+    "Warning: Moving average ignored a value of inf",
+    "[  0]     810 || B: 269798101701.176 | C: 10486286282.783 | M: 36.434 | S: 131908262526481968836640768.000 | "
+    "T: 131908262526482243714547712.000 || ETA: 1 day, 17:33:02 || timer: 1.974",
+]
+YOLACT_EDGE = [
+    "[03/03 20:01:13 yolact.train]: eta: 2 days, 16:03:49  epoch: 0  iter: 2310  B: 4553196547360513069834586017497088.000  "
+    "M: 7.165  C: 1973261171199612081599711933366272.000  S: 53.717  T: 6526457718560124863203921799151616.000  "
+    "time: 1.050  data_time: 0.634  lr: 0.004000  max_mem: 8498M",
+    "Warning: Moving average ignored a value of nan",
+    "Warning: Moving average ignored a value of inf",
+]
+
+
+def test_a_meter_dropping_non_finite_loss_terms_is_a_nonfinite_loss() -> None:
+    for lines in (YOLACT, YOLACT_EDGE):
+        top = _run(lines)[0]
+        assert top.failure == "nonfinite_loss"
+        assert top.rank is None
+        assert top.evidence[0].text.startswith("Warning: Moving average ignored")
