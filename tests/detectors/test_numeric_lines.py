@@ -6,7 +6,7 @@ Each fixture is a real line, quoted verbatim from the thread named beside it:
   must pass the scan's noise check, which used to want a number right after the key;
 - the bracketed epoch of metric loggers that count iterations per epoch (Swin/SimMIM/MoBY
   ``Train: [3/300][290/625]``, PaddleDetection ``Epoch: [0] [  560/21947]``, HRNet
-  ``Epoch: [19][300/7922]``) is the epoch, so an overflow in a later epoch is no warm-up;
+  ``Epoch: [1][2000/4682]``) is the epoch, so an overflow in a later epoch is no warm-up;
 - the min-loss-scale abort whose message is broken up or worded by another trainer, and the
   bare exception that ends the same traceback right below it (the abort, not a second crash).
 """
@@ -33,29 +33,28 @@ PADDLESLIM_ARRAY = [
     "2022-12-08 17:57:33,992-INFO: Total iter: 20, epoch: 0, batch: 20, loss: [nan]",
 ]
 
-# https://github.com/SwinTransformer/Transformer-SSL/issues/19 (corpus d2-069, one line of the
-# paste's three glued records)
-MOBY = ("[2023-10-24 17:33:21 moby__swin_tiny__patch4_window7_224__odpr02_tdpr0_cm099_ct02_queue4096_proj2_pred2]"
-        "(moby_main.py 177): INFO Train: [3/300][290/625]  eta 0:05:52 lr 0.002772 time 0.5567 (1.0516)    "
+# https://github.com/SwinTransformer/Transformer-SSL/issues/19 (corpus d2-069: the first of the paste's
+# glued records, its colour codes printed as '^[[32m' as pasted)
+MOBY = ("^[[32m[2023-10-24 17:33:21 moby__swin_tiny__patch4_window7_224__odpr02_tdpr0_cm099_ct02_queue4096_proj2_pred2]"
+        "^[[0m^[[33m(moby_main.py 177)^[[0m: INFO Train: [3/300][290/625]  eta 0:05:52 lr 0.002772 time 0.5567 (1.0516)    "
         "loss 10.5960 (10.9174)  grad_norm 1.4802 (1.5236)       mem 45716MB")
 # https://github.com/PaddlePaddle/PaddleDetection/issues/4272
 PPDET = ("[10/08 00:43:11] ppdet.engine INFO: Epoch: [0] [  560/21947] learning_rate: 0.000060 loss_rpn_cls: 0.677536 "
          "loss_rpn_reg: 0.017564 loss_bbox_cls: 0.030547 loss_bbox_reg: 0.006676 loss: 0.740015 eta: 1 day, 10:42:49 "
          "batch_cost: 0.4942 data_cost: 0.0003 ips: 4.0471 images/s")
-# https://github.com/HRNet/HigherHRNet-Human-Pose-Estimation/issues/47 (corpus d4-006)
-HRNET = ("Epoch: [19][300/7922]\tTime: 0.514s (0.536s)\tSpeed: 46.7 samples/s\tData: 0.000s (0.012s)\t"
-         "Stage0-heatmaps: 1.231e-03 (1.238e-03)\tStage1-heatmaps: 4.876e-04 (4.846e-04)\tStage0-push: 1.014e-05 "
-         "(1.532e-05)\tStage0-pull: 2.172e-04 (2.336e-04)")
+# https://github.com/microsoft/human-pose-estimation.pytorch/issues/21 (corpus h3-059, verbatim)
+HRNET = ("**Epoch: [1][2000/4682]\tTime 0.499s (0.496s)\tSpeed 64.1 samples/s\tData 0.000s (0.007s)\t"
+         "Loss 0.00067 (0.00070)\tAccuracy 0.648 (0.578)")
 # apex amp's overflow line (the same thread)
 APEX = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 65536.0"
-# https://github.com/microsoft/Swin-Transformer (corpus num-034): an epoch-0 line of the same logger
+# https://github.com/microsoft/Swin-Transformer/issues/47 (corpus num-034): an epoch-0 line of the same logger
 SWIN_EPOCH0 = ("[2021-04-25 05:35:19 swin_base_patch4_window7_224](main_prune.py 310): INFO Train: [0/300][4050/5004]   "
                "eta 0:17:06 lr 0.000500 time 1.1737 (1.0765)    loss 3.2572 (3.3279)    grad_norm 1.0323 (nan)  mem 4814MB")
 
 # https://github.com/facebookresearch/fairseq/issues/1215 (corpus h2-040): the paste interleaves
 # the format call of fp16_optimizer.py with its message; the exception line keeps two words
 FAIRSEQ_GARBLED = [
-    '  File "/home/sumegha/fairseq/fairseq/optim/fp16_optimizer.py", line 189, in clip_grad_norm',
+    'File "/home/sumegha/fairseq/fairseq/optim/fp16_optimizer.py", line 189, in clip_grad_norm',
     "    ).format(self.args. scale reached (0.0001). Your loss is probably exploding. Try lowering the learning "
     "rate, using gradient clipping or increasing the batch size.min_loss_scale))",
     "FloatingPointError: Minimum loss.",
@@ -107,7 +106,7 @@ def test_finite_loss_arrays_raise_nothing() -> None:
 
 def test_the_bracketed_epoch_is_read() -> None:
     assert fed_state([MOBY], "train.log").max_epoch == 3.0
-    assert fed_state([HRNET.replace("Stage0-heatmaps", "loss")], "train.log").max_epoch == 19.0
+    assert fed_state([HRNET], "train.log").max_epoch == 1.0
     st = fed_state([PPDET], "train.log")
     assert st.max_epoch == 0.0 and st.ranks  # read as a sample, epoch 0
     sample = next(iter(st.ranks.values())).samples[0]
@@ -150,7 +149,8 @@ def test_a_bare_exception_far_below_a_cause_is_its_own_crash() -> None:
 
 # YOLACT's MovingAverage drops a non-finite loss term with this warning; every report shows the
 # loss diverging. https://github.com/dbolya/yolact/issues/318 (YOLACT's own progress line) and
-# https://github.com/WisconsinAIVision/yolact_edge/issues/63 (a fork with another logger)
+# https://github.com/WisconsinAIVision/yolact_edge/issues/63 (a fork with another logger; its
+# progress line is joined where the paste wrapped it, inside 'S: 53.717')
 YOLACT = [
     "Warning: Moving average ignored a value of nan",
     "Warning: Moving average ignored a value of inf",
