@@ -136,6 +136,9 @@ class JobState:
         self._unranked: dict[str, list[tuple[int, Finding]]] = {}
         # ... and those of an NCCL process (host:pid) whose rank a later line may tell
         self._proc_unranked: dict[str, list[int]] = {}  # indices into findings
+        # per file, the last line a specific cause was matched on (path → (line, failure)): the
+        # bare exception ending that traceback just below it is the cause's own exit
+        self._cause_lines: dict[str, tuple[int, str]] = {}
         self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
         self.aborted_ranks: set[int] = set()  # NCCL aborted their communicator: they saw an error
         self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
@@ -155,6 +158,7 @@ class JobState:
         self.catalog = load_catalog()
         self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
         self.__dict__.setdefault("_proc_unranked", {})
+        self.__dict__.setdefault("_cause_lines", {})
         self.__dict__.setdefault("sync_points", {})
         self.__dict__.setdefault("last_traceback_order", 0)
         self.__dict__.setdefault("max_nranks", 0)
@@ -352,6 +356,14 @@ class JobState:
             rank = int(ev.data["rank"])  # the message names the global rank itself
             self.seen_global.add(rank)
         role = Role(ev.data.get("role", entry.role))
+        cause_line = self._cause_lines.get(ev.source.path)
+        explained = (failure == "rank_exception" and cause_line is not None and role is Role.CAUSE
+                     and 0 < ev.source.line - cause_line[0] <= BLOCK_LINES)
+        if explained and cause_line is not None:
+            # a bare exception (no fingerprint of its own) at most BLOCK_LINES below a line that
+            # named a specific cause in the same file: that cause's traceback ending (fairseq's
+            # "Minimum loss scale reached" garbled into a frame, then "FloatingPointError: ...")
+            role = Role.COLLATERAL
         if ev.data.get("observed") and role is Role.CAUSE and "rank" not in ev.data:
             rank = None  # the speaker reports a failure elsewhere (a remote peer): not its own
         if entry.rank_scope == "job":
@@ -379,6 +391,11 @@ class JobState:
             data=data,
         )
         self.findings.append(finding)
+        if explained and cause_line is not None:
+            data["explained_by"] = cause_line[1]
+        elif failure != "rank_exception" and role is Role.CAUSE and (
+                ev.source.path in self._cause_lines or len(self._cause_lines) < MAX_PROCS):
+            self._cause_lines[ev.source.path] = (ev.source.line, failure)
         if rank is None and ev.local_rank is None and role is Role.CAUSE and not ev.data.get("job_scope"):
             pend = self._unranked.setdefault(ev.source.path, [])
             pend.append((ev.source.line, finding))

@@ -93,6 +93,10 @@ _KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS)(?:_[a-z]{1,
 # absl/CLU's metric writers); a rank would have been read as a prefix already
 _LEAD_STEP = re.compile(r"\[(\d{1,9})\]:?\s+(?=[A-Za-z_][\w/ .-]{0,40}\s*[:=])")
 _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
+# the bracketed epoch of the metric loggers that count iterations per epoch: Swin/SimMIM/MoBY
+# "Train: [3/300][290/625]", DeiT/MAE/PaddleDetection "Epoch: [0] [  560/21947]", HRNet
+# "Epoch: [19][300/7922]" (the second pair restarts every epoch: no step)
+_BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}\d{1,9}/\d{1,9}\]")
 
 
 def _fields(m: re.Match[str], seg: Segment) -> bool:
@@ -108,6 +112,8 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         # CLU's LoggingWriter: "[6] grad_norm=nan, loss=nan"; Keras's Progbar: " 7/12 [===>....] - ETA: 3s
         # - loss: nan" (its counter restarts every epoch, like a tqdm bar's)
         values["step"] = float(lead.group(1))
+    if "epoch" not in values and (ep := _BRACKET_EPOCH.search(body)) is not None:
+        values["epoch"] = float(ep.group(1))
     if "step" not in values and len(values) < 2:
         # a lone value needs to say something: "loss is nan" does, a keyed "loss: 0.81"
         # (Keras, plain prints) does, a bare "scale: 2" does not; a row of a key/value table
