@@ -19,10 +19,13 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 # epoch), so a step-wise check has steps to read
 HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_bf16-pltrainer-console",
            "accelerate_job.py": "healthy-accelerate-logdir", "fabric_job.py": "healthy-fabric-logdir",
-           "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console"}
+           "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console",
+           "ray_job.py": "healthy-raytrain-raylaunch", "trl_job.py": "healthy-trl-logdir",
+           "skorch_job.py": "healthy-skorch-console"}
 NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank",
        "accelerate_job.py": "nan-accelerate-logdir", "fabric_job.py": "nan-fabric_noerr-logdir",
-       "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console"}
+       "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console",
+       "ray_job.py": "nan-raytrain-raylaunch", "trl_job.py": "nan-trl-perrank", "skorch_job.py": "nan-skorch-console"}
 
 
 def job_named(name: str) -> Job:
