@@ -37,6 +37,8 @@ _LINES = {
     "accelerate_job.py": re.compile(r"step (\d+): mean loss (\S+) grad_norm (\S+)"),
     "fabric_job.py": re.compile(r"iter (\d+): loss ([^,\s]+), grad_norm (\S+)"),
     "ignite_job.py": re.compile(r"Iteration (\d+): running loss ([^,\s]+), grad_norm (\S+)"),
+    # structlog's LogfmtRenderer: "timestamp=... level=info event=train_step rank=0 step=7 loss=0.3 grad_norm=nan"
+    "structlog_job.py": re.compile(r"event=train_step rank=\d+ step=(\d+) loss=(\S+) grad_norm=(\S+)"),
 }
 # ray_job.py: every worker prints "rank 2 step 7: loss nan grad_norm nan" behind Ray's
 # "(RayTrainWorker pid=N)" prefix; Ray colours the prefix and appends "[repeated 3x across cluster]"
@@ -130,7 +132,8 @@ def _watched(rec: dict[str, float]) -> float:
 
 
 # a rank's own line that shows its non-finite value, where the job prints one (truth: that rank)
-_OWN_NAN = {"accelerate_job.py": "step {step}: local loss nan", "ignite_job.py": "TerminateOnNan: Output 'nan'"}
+_OWN_NAN = {"accelerate_job.py": "step {step}: local loss nan", "ignite_job.py": "TerminateOnNan: Output 'nan'",
+            "structlog_job.py": "step={step} loss=nan"}
 _CLIP_ERROR = "is non-finite, so it cannot be clipped"  # torch clip_grad_norm_(error_if_nonfinite=True)
 
 

@@ -46,6 +46,7 @@ RUN_TIMEOUT_S = 300  # a Ray Train job takes ~2 min on 2 shared cores
 PACKAGES = {"hf_job.py": ("transformers", "accelerate"), "pl_job.py": ("lightning",),
             "accelerate_job.py": ("accelerate",), "fabric_job.py": ("lightning",),
             "ignite_job.py": ("pytorch-ignite",), "keras_job.py": ("keras",), "ray_job.py": ("ray",), "skorch_job.py": ("skorch",),
+            "structlog_job.py": ("structlog",),
             "trl_job.py": ("trl", "transformers", "accelerate", "datasets")}
 
 
@@ -301,6 +302,18 @@ JOBS = [
     Job("spike-skorch-console", "skorch_job.py", ("--fault", "spike", "--fault-step", "12"), "loss_spike", None, (),
         "the learning rate x1000 for the update that ends step 11 (gradients clipped at norm 1): step 12's "
         "train_loss jumps, finite. Single process: null."),
+    # ---- a plain torchrun DDP loop logging through real structlog 26.1 (LogfmtRenderer), every rank
+    Job("healthy-structlog-logdir", "structlog_job.py", (), None, None, (),
+        "structlog logfmt lines on every rank, 20 clean steps."),
+    Job("nan-structlog-console", "structlog_job.py", fault("nan", 1, 6), "nonfinite_loss", 1, others(1),
+        "NaN in rank 1's input at step 6; every rank logs 'rank=R step=S loss=L grad_norm=G' (local loss, "
+        "all-reduced norm), so rank 1's 'step=6 loss=nan' names it; the peers' losses are nan from step 7."),
+    Job("exception-structlog-perrank", "structlog_job.py", fault("exception", 2, 6), "rank_exception", 2, others(2),
+        "rank 2 raises ValueError before its step-6 forward."),
+    Job("sigkill-structlog-console", "structlog_job.py", fault("sigkill", 1, 5), "rank_killed", 1, others(1),
+        "rank 1 SIGKILLs itself at step 5."),
+    Job("hang-structlog-logdir", "structlog_job.py", fault("hang", 3, 6), "rank_hang", 3, others(3),
+        "rank 3 sleeps before step 6's all-reduce; 15 s gloo timeout; rank 3 logs nothing more."),
 ]
 
 
