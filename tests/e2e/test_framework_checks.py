@@ -7,6 +7,7 @@ for the healthy check a NaN run), so a check that passes whatever it reads is ca
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,14 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 # epoch), so a step-wise check has steps to read
 HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_bf16-pltrainer-console",
            "accelerate_job.py": "healthy-accelerate-logdir", "fabric_job.py": "healthy-fabric-logdir",
-           "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console"}
+           "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console",
+           "ray_job.py": "healthy-raytrain-raylaunch", "trl_job.py": "healthy-trl-logdir",
+           "skorch_job.py": "healthy-skorch-console", "structlog_job.py": "healthy-structlog-logdir"}
 NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank",
        "accelerate_job.py": "nan-accelerate-logdir", "fabric_job.py": "nan-fabric_noerr-logdir",
-       "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console"}
+       "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console",
+       "ray_job.py": "nan-raytrain-raylaunch", "trl_job.py": "nan-trl-perrank", "skorch_job.py": "nan-skorch-console",
+       "structlog_job.py": "nan-structlog-console"}
 
 
 def job_named(name: str) -> Job:
@@ -42,8 +47,9 @@ def test_healthy_check_rejects_a_nan_run(job: Job) -> None:
 
 
 def test_metrics_readers_read_every_logged_step() -> None:
-    """HF dicts, the TQDM postfix (``nan.0`` included), metrics.csv and the accelerate / Fabric /
-    Ignite rank-0 lines give steps 1..20; Keras's training.csv one record per 5-step epoch."""
+    """HF and TRL dicts, the TQDM postfix (``nan.0`` included), metrics.csv, the accelerate / Fabric /
+    Ignite rank-0 lines and skorch's table give steps 1..20; Keras's training.csv one record per
+    5-step epoch; Ray's console what its log folding left."""
     for name in ("nan-hftrainer-logdir", "nan-pltrainer-perrank", "nan-pltrainer_csv-logdir",
                  "healthy-accelerate-acclaunch", "nan-fabric_noerr-logdir", "healthy-ignite-spawn"):
         steps = metrics(GOLDEN / name / "logs", job_named(name))
@@ -54,3 +60,12 @@ def test_metrics_readers_read_every_logged_step() -> None:
         "loss": pytest.approx(0.1830), "grad_norm": pytest.approx(float("nan"), nan_ok=True)}
     assert sorted(metrics(GOLDEN / "healthy-keras-console" / "logs", job_named("healthy-keras-console"))) == [
         5, 10, 15, 20]
+    for name in ("healthy-trl-logdir", "healthy-skorch-console", "healthy-structlog-logdir"):
+        assert sorted(metrics(GOLDEN / name / "logs", job_named(name))) == list(range(1, 21)), name
+    # Ray folds the workers' lines that differ only in their numbers, so some steps never reach the
+    # console; rank 2's own first non-finite line survives
+    ray_ok = metrics(GOLDEN / "healthy-raytrain-raylaunch" / "logs", job_named("healthy-raytrain-raylaunch"))
+    assert {1, 12} <= set(ray_ok) <= set(range(1, 13)) and len(ray_ok) < 12
+    ray_nan = metrics(GOLDEN / "nan-raytrain-raylaunch" / "logs", job_named("nan-raytrain-raylaunch"))
+    assert math.isnan(ray_nan[7]["loss"]) and all(math.isfinite(rec["loss"]) for k, rec in ray_nan.items() if k < 7)
+    assert metrics(GOLDEN / "spike-skorch-console" / "logs", job_named("spike-skorch-console"))[12]["loss"] > 1000

@@ -37,8 +37,18 @@ _LINES = {
     "accelerate_job.py": re.compile(r"step (\d+): mean loss (\S+) grad_norm (\S+)"),
     "fabric_job.py": re.compile(r"iter (\d+): loss ([^,\s]+), grad_norm (\S+)"),
     "ignite_job.py": re.compile(r"Iteration (\d+): running loss ([^,\s]+), grad_norm (\S+)"),
+    # structlog's LogfmtRenderer: "timestamp=... level=info event=train_step rank=0 step=7 loss=0.3 grad_norm=nan"
+    "structlog_job.py": re.compile(r"event=train_step rank=\d+ step=(\d+) loss=(\S+) grad_norm=(\S+)"),
 }
+# ray_job.py: every worker prints "rank 2 step 7: loss nan grad_norm nan" behind Ray's
+# "(RayTrainWorker pid=N)" prefix; Ray colours the prefix and appends "[repeated 3x across cluster]"
+_RAY = re.compile(r"rank (\d+) step (\d+): loss ([-+.\w]+) grad_norm ([-+.\w]+)")
 KERAS_STEPS_PER_EPOCH = 5  # keras_job.py: 4 epochs x 5 steps
+# skorch's PrintLog table row (ANSI colours stripped): "      7         nan      0.2510  0.0031";
+# skorch_job.py runs one full-batch step per epoch
+_SKORCH_ROW = re.compile(r"^\s*(\d+)\s+([-+.\w]+)\s+([-+.\w]+)\s+\d+\.\d+\s*$", re.M)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ONE_PROCESS = ("keras_job.py", "skorch_job.py")  # no rank, no launcher
 
 
 def all_text(logs: Path) -> str:
@@ -52,6 +62,10 @@ def metrics(logs: Path, job: Job) -> Steps:
         with (logs / "training.csv").open(newline="") as fh:
             return {(int(row["epoch"]) + 1) * KERAS_STEPS_PER_EPOCH: {"loss": float(row["loss"])}
                     for row in csv.DictReader(fh)}
+    if job.script == "ray_job.py":
+        return _ray_steps(all_text(logs))
+    if job.script == "skorch_job.py":
+        return {int(m[1]): {"loss": float(m[2])} for m in _SKORCH_ROW.finditer(_ANSI.sub("", all_text(logs)))}
     csv_files = sorted(logs.rglob("metrics.csv")) if job.script == "pl_job.py" else []
     if csv_files:
         with csv_files[0].open(newline="") as fh:
@@ -66,7 +80,7 @@ def metrics(logs: Path, job: Job) -> Steps:
             for hit in line.finditer(p):
                 steps[int(hit.group(1))] = {"loss": float(hit.group(2)), "grad_norm": float(hit.group(3))}
         return steps
-    if job.script == "hf_job.py":
+    if job.script in ("hf_job.py", "trl_job.py"):  # TRL's SFTTrainer prints the Trainer's dicts, its keys added
         every = job.arg("--logging-steps") or 1
         dicts = [ast.literal_eval(m.group(0)) for p in pieces for m in _HF.finditer(p)]
         for n, d in enumerate(dicts, start=1):  # one dict every logging_steps optimizer steps
@@ -79,6 +93,22 @@ def metrics(logs: Path, job: Job) -> Steps:
         last = {m.group(1): _num(m.group(2)) for p in pieces for m in _RICH.finditer(p)}
         if last:
             steps[0] = {"loss": last["train_loss"], "grad_norm": last["grad_norm"]}
+    return steps
+
+
+def ray_lines(text: str) -> list[tuple[int, int, float, float]]:
+    """(rank, step, local loss, grad_norm) of every Ray worker line that survived Ray's deduplication."""
+    return [(int(m[1]), int(m[2]), float(m[3]), float(m[4])) for m in _RAY.finditer(text)]
+
+
+def _ray_steps(text: str) -> Steps:
+    """Step -> the all-reduced grad_norm and the step's loss (non-finite when any rank's printed loss is):
+    Ray folds lines that several workers print alike into one, so no rank's lines are complete."""
+    steps: Steps = {}
+    for _rank, step, loss, gn in ray_lines(text):
+        rec = steps.setdefault(step, {"loss": loss, "grad_norm": gn})
+        if not math.isfinite(loss):
+            rec["loss"] = loss
     return steps
 
 
@@ -102,7 +132,8 @@ def _watched(rec: dict[str, float]) -> float:
 
 
 # a rank's own line that shows its non-finite value, where the job prints one (truth: that rank)
-_OWN_NAN = {"accelerate_job.py": "step {step}: local loss nan", "ignite_job.py": "TerminateOnNan: Output 'nan'"}
+_OWN_NAN = {"accelerate_job.py": "step {step}: local loss nan", "ignite_job.py": "TerminateOnNan: Output 'nan'",
+            "structlog_job.py": "step={step} loss=nan"}
 _CLIP_ERROR = "is non-finite, so it cannot be clipped"  # torch clip_grad_norm_(error_if_nonfinite=True)
 
 
@@ -114,8 +145,9 @@ def check_case(logs: Path, job: Job) -> None:
         _require(bool(steps) and all(_finite(r) for r in steps.values()), f"not a clean run: {steps}")
         _require("Traceback" not in text, "a healthy job printed a traceback")
         return
-    keras = job.script == "keras_job.py"  # one process: no fault rank
-    assert (fr is not None or keras) and step is not None, job.name
+    keras = job.script == "keras_job.py"
+    one_process = job.script in ONE_PROCESS  # no fault rank
+    assert (fr is not None or one_process) and step is not None, job.name
     if job.fault in ("nan", "fp16_overflow"):
         if job.script == "fabric_job.py" and "--no-error-nonfinite" not in job.args:
             _check_clip_error(steps, by_rank, step)
@@ -127,7 +159,12 @@ def check_case(logs: Path, job: Job) -> None:
             _require(not math.isfinite(_watched(steps[at])), f"grad_norm finite at step {at}")
         if keras:
             _require("Invalid loss, terminating training" in text, "TerminateOnNaN did not stop the run")
-        if job.initiator is not None:
+        if job.initiator is not None and job.script == "ray_job.py":  # one console; each line names its rank
+            lines = ray_lines(text)
+            first = min((s for _, s, loss, _ in lines if not math.isfinite(loss)), default=None)
+            culprits = {r for r, s, loss, _ in lines if s == first and not math.isfinite(loss)}
+            _require(first == step and culprits == {fr}, f"the first 'loss nan' is rank {culprits}'s at step {first}")
+        elif job.initiator is not None:
             own = _OWN_NAN[job.script].format(step=step)
             _require(fr in by_rank and all((own in t) == (r == fr) for r, t in by_rank.items()),
                      f"{own!r} is not (only) on rank {fr}")
@@ -139,10 +176,13 @@ def check_case(logs: Path, job: Job) -> None:
         _require(at in steps and _watched(steps[at]) > 30 * max(before), f"no jump at step {step}: {steps}")
         return
     _require(all(k < step for k in steps), f"rank 0 logged step {max(steps, default=0)} after the fault step {step}")
-    if keras:
-        _check_keras_fault(text, job)
+    if one_process:
+        _check_one_process_fault(text, job)
         return
     assert fr is not None, job.name
+    if job.layout == "raylaunch":
+        _check_ray_fault(text, job, fr)
+        return
     if job.fault == "exception":
         _require(text.count("ValueError: corrupt sample in shard 3") >= 1, "no ValueError")
         if by_rank:
@@ -183,10 +223,40 @@ def _check_clip_error(steps: Steps, by_rank: dict[int, str], step: int) -> None:
              "not every rank raised the non-finite clip error")
 
 
-def _check_keras_fault(text: str, job: Job) -> None:
-    """Keras wraps a layer's exception ("Exception encountered when calling Faulty.call()"), and a
-    SIGKILLed process just stops: no traceback, no final "done"."""
+def _check_ray_fault(text: str, job: Job, fr: int) -> None:
+    """Ray Train's controller reports the failed worker group as ``[Rank N Error Snippet]:`` (or
+    ``[Rank 0,3 Error Snippet]:``) with the failing workers' error (a SIGKILLed worker: 'The actor
+    died unexpectedly', while its peers raise from their all-reduce); a hung rank prints nothing and
+    its peers' gloo all-reduce times out."""
+    snippet = f"[Rank {fr} Error Snippet]"
     if job.fault == "exception":
+        _require("ValueError: corrupt sample in shard 3" in text and snippet in text, f"no ValueError under {snippet}")
+    elif job.fault == "oom":
+        _require(f"OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {fr} " in text
+                 and snippet in text, f"no OutOfMemoryError naming GPU {fr} under {snippet}")
+    elif job.fault == "sigkill":
+        _require(snippet in text and "The actor died unexpectedly" in text, f"Ray did not report rank {fr} dead")
+        pid = re.search(rf"pid=(\d+)\) world_rank={fr},", text)  # the controller's worker-group table
+        _require(pid is not None, f"no pid for world rank {fr}")
+        assert pid is not None
+        _require(f"pid={pid[1]}) Error in training function" not in text, f"the killed rank {fr} raised")
+    elif job.fault == "hang":
+        _require("Timed out waiting" in text, "no gloo timeout")
+        _require(snippet not in text and "Error Snippet]" in text, f"Ray reported the hung rank {fr}, or no rank")
+    else:
+        raise AssertionError(f"{job.name}: no Ray check for fault {job.fault!r}")
+
+
+def _check_one_process_fault(text: str, job: Job) -> None:
+    """Keras wraps a layer's exception ("Exception encountered when calling Faulty.call()"), and a
+    SIGKILLed process just stops: no traceback, no final "done". skorch lets the module's exception
+    through as it is."""
+    if job.script == "skorch_job.py":
+        _require(job.fault in ("exception", "oom"), f"{job.name}: no skorch check for fault {job.fault!r}")
+        want = ("ValueError: corrupt sample in shard 3: expected 16 features, got 0" if job.fault == "exception" else
+                "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ")
+        _require(want in text and not text.rstrip().endswith("done"), f"no {want!r}, or the fit went on")
+    elif job.fault == "exception":
         _require("ValueError: Exception encountered when calling" in text
                  and "corrupt sample in shard 3: expected 16 features, got 0" in text, "no wrapped ValueError")
     elif job.fault == "oom":

@@ -34,24 +34,26 @@ from importlib import metadata
 from pathlib import Path
 
 from ..generate import replace_in_files, torchrun_command
-from .checks import check_case
+from .checks import ONE_PROCESS, check_case
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 GOLDEN = HERE.parent / "golden"
 NEUTRAL = "/home/user/job"
 NPROC = 4
-RUN_TIMEOUT_S = 150
+RUN_TIMEOUT_S = 300  # a Ray Train job takes ~2 min on 2 shared cores
 # the distributions each job's notes name with their versions
 PACKAGES = {"hf_job.py": ("transformers", "accelerate"), "pl_job.py": ("lightning",),
             "accelerate_job.py": ("accelerate",), "fabric_job.py": ("lightning",),
-            "ignite_job.py": ("pytorch-ignite",), "keras_job.py": ("keras",)}
+            "ignite_job.py": ("pytorch-ignite",), "keras_job.py": ("keras",), "ray_job.py": ("ray",), "skorch_job.py": ("skorch",),
+            "structlog_job.py": ("structlog",),
+            "trl_job.py": ("trl", "transformers", "accelerate", "datasets")}
 
 
 @dataclass(frozen=True)
 class Job:
     name: str  # <fault>-<fw>-<layout>
-    script: str  # hf_job.py | pl_job.py | accelerate_job.py | fabric_job.py | ignite_job.py | keras_job.py
+    script: str  # hf_job.py | pl_job.py | ... | keras_job.py | ray_job.py | trl_job.py | skorch_job.py
     args: tuple[str, ...]
     failure: str | None
     initiator: int | None
@@ -92,6 +94,7 @@ HANG_UNSEEN = (
     "three pids: nothing in the logs names rank 3 or shows which rank stopped, so the truth is the corpus "
     "convention for a hang whose culprit the logs cannot show: collective_timeout, rank null (first recorded as "
     "rank_hang, null).")
+RAY = ("--steps", "12")  # a Ray Train job spends ~90 s starting Ray on 2 cores: 12 steps are enough
 JOBS = [
     # ---- HF Trainer
     Job("healthy_fp32-hftrainer-logdir", "hf_job.py", ("--tqdm",), None, None, (),
@@ -246,6 +249,71 @@ JOBS = [
         "SIGKILL at step 7 (the process just stops; exit -9 is only visible to the shell). Single process: null."),
     Job("spike-keras-console", "keras_job.py", ("--fault", "spike", "--fault-step", "12"), "loss_spike", None, (),
         "lr x1000 for step 12 (clipnorm=1.0): loss jumps, finite. Single process: null."),
+    # ---- Ray Train 2.60 (Train V2): TorchTrainer, 4 CPU workers, plain python (issue #12's fresh3 check)
+    Job("healthy-raytrain-raylaunch", "ray_job.py", RAY, None, None, (),
+        "Ray Train TorchTrainer, 4 CPU workers over gloo, 12 clean steps."),
+    Job("nan-raytrain-raylaunch", "ray_job.py", (*RAY, *fault("nan", 2, 7)), "nonfinite_loss", 2, others(2),
+        "NaN in world rank 2's input at step 7; every worker prints 'rank R step S: loss .. grad_norm ..' (its "
+        "local loss, the all-reduced grad norm) behind Ray's (RayTrainWorker pid=N) prefix, so rank 2's own "
+        "'loss nan' at step 7 names it; the peers' losses are nan from step 8."),
+    Job("exception-raytrain-raylaunch", "ray_job.py", (*RAY, *fault("exception", 1, 6)), "rank_exception", 1,
+        others(1), "world rank 1 raises ValueError before its step-6 forward; Ray Train reports the worker group's "
+        "failure (max_failures=0)."),
+    Job("oom-raytrain-raylaunch", "ray_job.py", (*RAY, *fault("oom", 3, 6)), "cuda_oom", 3, others(3),
+        "world rank 3 raises torch.OutOfMemoryError with the CUDA caching allocator's text (GPU 3) at step 6."),
+    Job("sigkill-raytrain-raylaunch", "ray_job.py", (*RAY, *fault("sigkill", 2, 5)), "rank_killed", 2, others(2),
+        "world rank 2 SIGKILLs itself at step 5; the controller's worker-group table maps its pid to world_rank=2."),
+    Job("hang-raytrain-raylaunch", "ray_job.py", (*RAY, *fault("hang", 1, 6)), "rank_hang", 1, others(1),
+        "world rank 1 sleeps before step 6's all-reduce; TorchConfig(timeout_s=15): the peers' gloo all-reduce "
+        "times out, rank 1 prints nothing."),
+    Job("spike-raytrain-raylaunch", "ray_job.py", (*RAY, *fault("spike", 3, 9)), "grad_norm_explosion", None,
+        others(3), "world rank 3's gradients x400 at step 9 (a tensor hook): the all-reduced grad_norm every worker "
+        "prints jumps ~100x, clipped, finite; the local losses do not show it, and the grad norm is the same on "
+        "every rank: null."),
+    # ---- TRL 1.16 SFTTrainer (transformers 5.25), torchrun, 4 ranks, a tiny Llama from a config
+    Job("healthy-trl-logdir", "trl_job.py", ("--tqdm",), None, None, (),
+        "TRL SFTTrainer, fp32, tqdm bar on, 20 clean steps."),
+    Job("healthy_bf16-trl-console", "trl_job.py", ("--precision", "bf16"), None, None, (),
+        "TRL SFTTrainer, bf16=True (CPU autocast), disable_tqdm=True, 20 clean steps."),
+    Job("nan-trl-perrank", "trl_job.py", fault("nan", 2, 7), "nonfinite_loss", None, others(2),
+        "TRL SFTTrainer, a NaN in rank 2's token embeddings at step 7 (NaN filter on: the logged loss hides it; "
+        "grad_norm, entropy nan). " + RANKZERO),
+    Job("exception-trl-console", "trl_job.py", ("--tqdm", *fault("exception", 1, 6)), "rank_exception", 1, others(1),
+        "TRL SFTTrainer, rank 1 raises ValueError in the model's forward at step 6."),
+    Job("oom-trl-logdir", "trl_job.py", fault("oom", 3, 6), "cuda_oom", 3, others(3),
+        "TRL SFTTrainer, rank 3 raises torch.OutOfMemoryError with the CUDA caching allocator's text at step 6."),
+    Job("sigkill-trl-perrank", "trl_job.py", ("--tqdm", *fault("sigkill", 2, 5)), "rank_killed", 2, others(2),
+        "TRL SFTTrainer, rank 2 SIGKILLs itself in the model's forward at step 5."),
+    Job("hang-trl-console", "trl_job.py", fault("hang", 3, 6), "rank_hang", 3, others(3),
+        "TRL SFTTrainer, 15 s group timeout; rank 3 sleeps before step 6's forward, peers time out."),
+    Job("spike-trl-logdir", "trl_job.py", fault("spike", 1, 12), "grad_norm_explosion", None, others(1),
+        "TRL SFTTrainer, rank 1's final hidden state gradient x400 at step 12: the all-reduced grad_norm jumps, "
+        "clipped (max_grad_norm=1.0), finite. Only rank 0 logs the reduced grad_norm: null."),
+    # ---- skorch 1.4 NeuralNetRegressor, one process, one full-batch step per epoch: no rank to name
+    Job("healthy-skorch-console", "skorch_job.py", (), None, None, (),
+        "skorch NeuralNetRegressor.fit, 20 epochs of one step, GradientNormClipping(1.0), clean."),
+    Job("nan-skorch-console", "skorch_job.py", ("--fault", "nan", "--fault-step", "7"), "nonfinite_loss", None, (),
+        "NaN in the input at step (epoch) 7: PrintLog's train_loss nan from epoch 7, valid_loss from 8 "
+        "(skorch has no NaN stop by default). Single process: null."),
+    Job("exception-skorch-console", "skorch_job.py", ("--fault", "exception", "--fault-step", "6"), "rank_exception",
+        None, (), "ValueError in the module's forward at step 6. Single process: null."),
+    Job("oom-skorch-console", "skorch_job.py", ("--fault", "oom", "--fault-step", "6"), "cuda_oom", None, (),
+        "torch.OutOfMemoryError (CUDA allocator text, GPU 0) in the module's forward at step 6. Single process: null."),
+    Job("spike-skorch-console", "skorch_job.py", ("--fault", "spike", "--fault-step", "12"), "loss_spike", None, (),
+        "the learning rate x1000 for the update that ends step 11 (gradients clipped at norm 1): step 12's "
+        "train_loss jumps, finite. Single process: null."),
+    # ---- a plain torchrun DDP loop logging through real structlog 26.1 (LogfmtRenderer), every rank
+    Job("healthy-structlog-logdir", "structlog_job.py", (), None, None, (),
+        "structlog logfmt lines on every rank, 20 clean steps."),
+    Job("nan-structlog-console", "structlog_job.py", fault("nan", 1, 6), "nonfinite_loss", 1, others(1),
+        "NaN in rank 1's input at step 6; every rank logs 'rank=R step=S loss=L grad_norm=G' (local loss, "
+        "all-reduced norm), so rank 1's 'step=6 loss=nan' names it; the peers' losses are nan from step 7."),
+    Job("exception-structlog-perrank", "structlog_job.py", fault("exception", 2, 6), "rank_exception", 2, others(2),
+        "rank 2 raises ValueError before its step-6 forward."),
+    Job("sigkill-structlog-console", "structlog_job.py", fault("sigkill", 1, 5), "rank_killed", 1, others(1),
+        "rank 1 SIGKILLs itself at step 5."),
+    Job("hang-structlog-logdir", "structlog_job.py", fault("hang", 3, 6), "rank_hang", 3, others(3),
+        "rank 3 sleeps before step 6's all-reduce; 15 s gloo timeout; rank 3 logs nothing more."),
 ]
 
 
@@ -253,7 +321,7 @@ def build(job: Job, logs: Path) -> tuple[list[str], str]:
     layout = job.layout
     script = str(HERE / job.script)
     args = list(job.args)
-    if layout in ("spawn", "pllaunch") or job.framework == "keras":  # the framework starts the ranks, or one process
+    if layout in ("spawn", "pllaunch", "raylaunch") or job.script in ONE_PROCESS:  # the framework starts the ranks, or one process
         return [script, *args], "console.log"
     if layout == "acclaunch":  # ACCELERATE_USE_CPU (record's env): --cpu and --multi_gpu cannot be combined
         return ["-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(NPROC), "--num_machines", "1",
