@@ -34,6 +34,9 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
+# a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
+# entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
+ABSURD_PPL = 1e9
 EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
 
 
@@ -536,6 +539,10 @@ class JobState:
         g = get("grad_norm")
         if st.explosion is None and isinstance(g, float) and isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
+            return
+        ppl = get("ppl")
+        if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
+            st.spike = rec  # worse than chance over any vocabulary: no baseline needed
             return
         best = get("best_loss")
         if best is not None:

@@ -1,0 +1,161 @@
+"""Training instability (issue #12): losses logged under their own names (a cross-entropy, a
+perplexity), a perplexity beyond any vocabulary, and a training loop's own loss guard. Every
+fixture is a line users pasted into a public issue (its URL beside it)."""
+
+from __future__ import annotations
+
+import math
+
+from detectors.diagnosis import build_report
+from detectors.engine import Engine
+from detectors.model import EventKind
+from detectors.parsers.fields import extract
+from tests.helpers import fed_state
+
+# OpenNMT-py's old progress line: perplexity and its log, the cross-entropy, side by side
+# https://github.com/OpenNMT/OpenNMT-py/issues/709
+_ONMT_XENT = [
+    "Epoch  1, 12900/37527; acc:   4.48; ppl: 35173.75; xent:  10.47; 3599 src tok/s; 3678 tgt tok/s;   9861 s elapsed",
+    "Epoch  1, 13200/37527; acc:   5.32; ppl: 2268.05; xent:   7.73; 3492 src tok/s; 3565 tgt tok/s;  10086 s elapsed",
+]
+# the same trainer at its perplexity cap, e^100, from the first lines (a second user, Adam, lr 1)
+# https://github.com/OpenNMT/OpenNMT-py/issues/676
+_ONMT_CAPPED = [
+    f"Epoch  1, {it}/1275; acc:   {acc}; ppl: 26881171418161356094253400435962903554686976.00; "
+    f"3395 src tok/s; 3169 tgt tok/s;   {s} s elapsed"
+    for it, acc, s in ((8900, "1.61", 4270), (8950, "1.60", 4295), (9000, "1.46", 4319), (9050, "1.51", 4343))
+]
+# a healthy OpenNMT-py run whose perplexity wobbles 19-29 (the thread asks about accuracy)
+# https://github.com/OpenNMT/OpenNMT-py/issues/431
+_ONMT_WOBBLE = [
+    "Epoch  2, 52600/733817; acc:  42.20; ppl:  22.37; 998 src tok/s; 1132 tgt tok/s;   6234 s elapsed",
+    "Epoch  2, 52650/733817; acc:  43.40; ppl:  21.06; 998 src tok/s; 1132 tgt tok/s;   6239 s elapsed",
+    "Epoch  2, 52700/733817; acc:  40.87; ppl:  25.50; 1006 src tok/s; 1126 tgt tok/s;   6245 s elapsed",
+    "Epoch  2, 52750/733817; acc:  42.53; ppl:  22.06; 1016 src tok/s; 1121 tgt tok/s;   6251 s elapsed",
+    "Epoch  2, 52800/733817; acc:  42.20; ppl:  22.94; 991 src tok/s; 1170 tgt tok/s;   6257 s elapsed",
+    "Epoch  2, 52850/733817; acc:  43.25; ppl:  21.30; 993 src tok/s; 1162 tgt tok/s;   6263 s elapsed",
+    "Epoch  2, 52900/733817; acc:  42.14; ppl:  24.27; 732 src tok/s; 849 tgt tok/s;   6270 s elapsed",
+    "Epoch  2, 52950/733817; acc:  44.76; ppl:  19.35; 952 src tok/s; 1124 tgt tok/s;   6275 s elapsed",
+    "Epoch  2, 53000/733817; acc:  41.96; ppl:  24.42; 959 src tok/s; 1134 tgt tok/s;   6281 s elapsed",
+    "Epoch  2, 53050/733817; acc:  43.39; ppl:  21.48; 961 src tok/s; 1130 tgt tok/s;   6286 s elapsed",
+    "Epoch  2, 53100/733817; acc:  41.35; ppl:  24.57; 925 src tok/s; 1092 tgt tok/s;   6292 s elapsed",
+    "Epoch  2, 53150/733817; acc:  41.94; ppl:  24.31; 1006 src tok/s; 1161 tgt tok/s;   6298 s elapsed",
+    "Epoch  2, 53200/733817; acc:  42.59; ppl:  28.78; 989 src tok/s; 1146 tgt tok/s;   6304 s elapsed",
+]
+# a healthy Lua seq2seq run: a training perplexity of 8226 at its start, a validation perplexity
+# between epochs (harvardnlp/data2text, built on OpenNMT's trainer)
+# https://github.com/harvardnlp/data2text/issues/9
+_DATA2TEXT = [
+    "Epoch 1 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 1265 ; PPL 8226.52 ;",
+    "Epoch 1 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 1296 ; PPL 3359.02 ;",
+    "Epoch 1 ; Iter 150/213 ; LR 1.0000 ; Target tokens/s 1307 ; PPL 2249.66 ;",
+    "Epoch 1 ; Iter 200/213 ; LR 1.0000 ; Target tokens/s 1313 ; PPL 1623.21 ;",
+    "Validation perplexity: 493.00677811967",
+    "Saving checkpoint to 'roto_jc_rec_tvd_epoch1_493.01.t7'...",
+    "",
+    "Epoch 2 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 1326 ; PPL 311.73 ;",
+    "Epoch 2 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 1322 ; PPL 197.73 ;",
+    "Epoch 2 ; Iter 150/213 ; LR 1.0000 ; Target tokens/s 1320 ; PPL 149.43 ;",
+    "Epoch 2 ; Iter 200/213 ; LR 1.0000 ; Target tokens/s 1322 ; PPL 118.44 ;",
+    "Validation perplexity: 39.002056544585",
+]
+# Lua OpenNMT: "Perplexity" spelled out, an average over the epoch
+# https://github.com/OpenNMT/OpenNMT/issues/122
+_ONMT_LUA = "Epoch 1 ; Iteration 74000/77776 ; Learning rate 1.0000 ; Source tokens/s 1270 ; Perplexity 14.64"
+# a TensorFlow estimator logging its loss as cross_entropy (DeepLab under Horovod)
+# https://github.com/horovod/horovod/issues/1737
+_TF_XENT = ("INFO:tensorflow:cross_entropy = 80.131134, learning_rate = 0.01386975, train_mean_iou = 0.0390231, "
+            "train_px_accuracy = 0.6257651 (7.424 sec)")
+
+
+def _incidents(lines: list[str]) -> list[dict]:
+    return build_report(fed_state(lines, "console.log"))["incidents"]
+
+
+def _alerting(lines: list[str]) -> list[tuple[str, str]]:
+    return [(i["failure"], i["severity"]) for i in _incidents(lines) if i["severity"] != "info"]
+
+
+def test_a_perplexity_is_read_as_the_loss_it_stands_for() -> None:
+    """ppl = e^xent: the perplexity's log is the cross-entropy the same line prints."""
+    for line in _ONMT_XENT:
+        got = extract(line)
+        xent = float(line.split("xent:")[1].split(";")[0])
+        assert math.isclose(got["loss"], xent, abs_tol=0.01)
+    assert math.isclose(extract(_ONMT_LUA)["loss"], math.log(14.64))
+    assert extract(_ONMT_LUA)["step"] == 74000
+
+
+def test_a_cross_entropy_is_a_loss() -> None:
+    got = extract(_TF_XENT)
+    assert got["loss"] == 80.131134
+    assert "ppl" not in got  # only a perplexity carries its own figure
+    # the scan finds the line too (a metric trigger for the loss under its own name)
+    eng = Engine()
+    evs = eng.feed((_TF_XENT + "\n").encode(), 1, eng.open_file("console.log"))
+    assert [e.data.get("loss") for e in evs if e.kind == EventKind.SAMPLE] == [80.131134]
+
+
+def test_a_validation_perplexity_is_an_eval_figure_not_the_training_loss() -> None:
+    got = extract("Validation perplexity: 493.00677811967")
+    assert "loss" not in got and math.isclose(got["eval_loss"], math.log(493.00677811967))
+    # PaddlePaddle's language-model example between passes
+    # https://github.com/PaddlePaddle/Paddle/issues/11659
+    got = extract("Pass 0, test samples: 42, test avg ppl: nan")
+    assert "loss" not in got and math.isnan(got["eval_loss"])
+
+
+def test_a_perplexity_beyond_any_vocabulary_is_a_diverged_loss() -> None:
+    """OpenNMT caps the perplexity at e^100: worse than chance over any vocabulary, from the
+    first line, with no baseline to compare with."""
+    inc = _incidents(_ONMT_CAPPED)
+    assert inc and inc[0]["failure"] == "loss_spike"
+    assert inc[0]["initiator"]["rank"] is None
+
+
+def test_healthy_perplexity_series_raise_nothing() -> None:
+    """A perplexity that wobbles around 22, one that falls from 8226 at a run's start, and
+    validation perplexities between epochs are no instability."""
+    assert _alerting(_ONMT_WOBBLE) == []
+    assert _alerting(_DATA2TEXT) == []
+    assert _alerting([_ONMT_LUA.replace("74000", str(74000 + 1000 * i)).replace("14.64", f"{14.64 - 0.09 * i:.2f}")
+                      for i in range(6)]) == []
+
+
+# a training loop's own loss guard: EDSR-PyTorch's --skip_threshold, inherited by SRFBN
+# https://github.com/Paper99/SRFBN_CVPR19/issues/2
+_SRFBN = [
+    "Epoch: [9/1000]:  91%|█████████████████████████▍  | 447/493 [01:03<00:06,  7.08it/s, Batch Loss: 27.9309]"
+    "[Warning] Skip this batch! (Loss: 101.48338317871094)",
+    "Epoch: [9/1000]:  91%|████████████████████████▌  | 448/493 [01:04<00:06,  7.13it/s, Batch Loss: 101.4834]"
+    "[Warning] Skip this batch! (Loss: 108.13626098632812)",
+]
+# a TensorFlow video super-resolution loop's guard, same idea, other words
+# https://github.com/psychopa4/PFNL/issues/2
+_PFNL = [
+    "2019-10-30 19:47:15 Step:30180, loss:0.009562562219798565",
+    "2019-10-30 19:47:25 Step:30200, loss:0.016761092469096184",
+    "Model collapsed with loss=40.253211975097656",
+    "Model collapsed with loss=612.2398071289062",
+]
+
+
+def test_a_training_loops_own_loss_guard_is_a_loss_spike() -> None:
+    for lines in (_SRFBN, _PFNL):
+        inc = _incidents(lines)
+        assert inc and inc[0]["failure"] == "loss_spike", lines[-1]
+        assert inc[0]["initiator"]["rank"] is None
+
+
+def test_a_guard_that_skips_a_nan_loss_is_not_a_finite_spike() -> None:
+    line = ("Epoch: [3/1000]:  12%|██▌  | 60/493 [00:09<01:04,  6.71it/s, Batch Loss: nan]"
+            "[Warning] Skip this batch! (Loss: nan)")
+    assert "loss_spike" not in [i["failure"] for i in _incidents([line])]
+
+
+def test_a_printed_cross_entropy_wins_over_the_perplexity_and_a_nan_perplexity_is_a_nan_loss() -> None:
+    line = _ONMT_XENT[0]
+    assert extract(line)["loss"] == 10.47  # the line's own cross-entropy, not ln(35173.75)
+    assert extract(line)["ppl"] == 35173.75
+    nan = extract("Epoch  3,  1950/37527; acc:   0.00; ppl: nan; 3412 src tok/s; 3499 tgt tok/s;  1730 s elapsed")
+    assert math.isnan(nan["loss"])
