@@ -594,7 +594,7 @@ class JobState:
             else:
                 hit = rise > (big - 1) * size
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
-                hit = self._diverged(st, v) or self._plateau_break(st, v)
+                hit = self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
             if hit:
@@ -631,6 +631,32 @@ class JobState:
         if level == 0 or spread > 0.02 * abs(level):
             return False
         return v - level >= 0.25 * abs(level) and v - level >= 20 * spread
+
+    @staticmethod
+    def _level_shift(st: RankState, rec: SampleRec, v: float) -> bool:
+        """A loss that moved to a new, higher level and stayed there: this value and the 4
+        before it all above every earlier value of the window and at least twice its median
+        (5+ earlier values), the steps still counting up (a restarted run starts high again).
+        Catches a rise that happened between two logged stretches (a paste of two chunks, a
+        sparse log), where no single step jumps."""
+        if len(st.samples) < 9:
+            return False
+        recent = [r for r in itertools.islice(reversed(st.samples), 4)]
+        lows = [x for r in recent if (x := r.data.get("loss")) is not None and isfinite(x)]
+        if len(lows) < 4:
+            return False
+        lo = min(*lows, v)
+        before = [(r.step, x) for r in itertools.islice(st.samples, 0, len(st.samples) - 4)
+                  if (x := r.data.get("loss")) is not None and isfinite(x)]
+        if len(before) < 5:
+            return False
+        values = sorted(x for _, x in before)
+        med = values[len(values) // 2]
+        if not (med > 0 and lo >= 2 * med and lo > values[-1]):
+            return False
+        steps = [s for s, _ in before if s is not None]
+        later = [s for s in (*(r.step for r in recent), rec.step) if s is not None]
+        return not steps or not later or min(later) > max(steps)
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:

@@ -159,3 +159,53 @@ def test_a_printed_cross_entropy_wins_over_the_perplexity_and_a_nan_perplexity_i
     assert extract(line)["ppl"] == 35173.75
     nan = extract("Epoch  3,  1950/37527; acc:   0.00; ppl: nan; 3412 src tok/s; 3499 tgt tok/s;  1730 s elapsed")
     assert math.isnan(nan["loss"])
+
+
+# a loss that moved to a higher level and stayed there, the rise between two pasted stretches
+# of the same Caffe process (no single step jumps)
+# https://github.com/yjxiong/caffe/issues/2
+_CAFFE = [
+    f"I0815 {t} 52129 solver.cpp:232] Iteration {it}, loss = {v}"
+    for t, it, v in (("20:41:26.810891", 1660, "2.19062"), ("20:44:16.574542", 1680, "2.07286"),
+                     ("20:47:06.222946", 1700, "2.07381"), ("20:49:55.951117", 1720, "2.21451"),
+                     ("20:52:45.639834", 1740, "2.07811"), ("20:55:35.355908", 1760, "2.14357"))
+] + [
+    f"I0816 {t} 52129 solver.cpp:232] Iteration {it}, loss = {v}"
+    for t, it, v in (("15:13:28.015619", 9500, "5.63941"), ("15:16:17.842252", 9520, "5.70803"),
+                     ("15:19:07.583556", 9540, "5.29195"), ("15:21:57.306762", 9560, "5.43421"),
+                     ("15:24:47.071312", 9580, "5.31714"), ("15:27:36.835381", 9600, "5.30388"))
+]
+# Keras epoch averages: a flat 0.047 plateau, then 0.061, 0.096, 0.088
+# https://github.com/calclavia/DeepJ/issues/49
+_DEEPJ = [
+    "10954/10954 [==============================] - 659s - loss: 0.0475",
+    "10954/10954 [==============================] - 658s - loss: 0.0474",
+    "10954/10954 [==============================] - 658s - loss: 0.0473",
+    "10954/10954 [==============================] - 659s - loss: 0.0471",
+    "10954/10954 [==============================] - 658s - loss: 0.0472",
+    "10954/10954 [==============================] - 658s - loss: 0.0612",
+    "10954/10954 [==============================] - 659s - loss: 0.0958",
+    "10954/10954 [==============================] - 657s - loss: 0.0877",
+]
+# a loss drifting up slowly at the start of a run (0.46 → 0.55): no level shift
+# https://github.com/runzhouge/MAC/issues/5
+_MAC = [f"Step {5 * i}: loss = {v} ({s} sec)" for i, (v, s) in enumerate((
+    ("0.46", "1.248"), ("0.47", "0.273"), ("0.48", "0.405"), ("0.48", "0.325"), ("0.50", "0.372"), ("0.50", "0.297"),
+    ("0.54", "0.295"), ("0.53", "0.320"), ("0.55", "0.313"), ("0.52", "0.289"), ("0.49", "0.303")))]
+
+
+def test_a_loss_that_moved_to_a_higher_level_and_stayed_is_a_loss_spike() -> None:
+    for lines in (_CAFFE, _DEEPJ):
+        inc = _incidents(lines)
+        assert inc and inc[0]["failure"] == "loss_spike", lines[0]
+        assert inc[0]["initiator"]["rank"] is None
+
+
+def test_the_level_shift_needs_the_whole_new_stretch_above_the_old_one() -> None:
+    assert _alerting(_MAC) == []
+    # the Caffe run with one value of the later stretch back at the old level: noise, not a level
+    dip = [*_CAFFE[:8], _CAFFE[8].replace("5.29195", "2.09195"), *_CAFFE[9:]]
+    assert _alerting(dip) == []
+    # the later stretch logged with smaller iteration numbers: a restarted run, not a shift
+    restart = _CAFFE[:6] + [line.replace("Iteration 9", "Iteration ") for line in _CAFFE[6:]]
+    assert _alerting(restart) == []
