@@ -209,3 +209,41 @@ def test_the_level_shift_needs_the_whole_new_stretch_above_the_old_one() -> None
     # the later stretch logged with smaller iteration numbers: a restarted run, not a shift
     restart = _CAFFE[:6] + [line.replace("Iteration 9", "Iteration ") for line in _CAFFE[6:]]
     assert _alerting(restart) == []
+
+
+# a loss named by its norm: EDSR-PyTorch logs each loss term by its type ("[L1: 5.96]")
+# https://github.com/sanghyun-son/EDSR-PyTorch/issues/214
+_EDSR = [
+    "[Epoch 26]\tLearning rate: 1.00e-4",
+    "[1600/16000]\t[L1: 5.9633]\t65.8+0.4s",
+    "[3200/16000]\t[L1: 6.0812]\t94.4+0.1s",
+    "[4800/16000]\t[L1: 5.9816]\t65.4+0.1s",
+    "[6400/16000]\t[L1: 5.9686]\t65.9+0.1s",
+    "[8000/16000]\t[L1: 5.9985]\t65.5+0.1s",
+    "[9600/16000]\t[L1: 6.0579]\t66.2+0.1s",
+    "[11200/16000]\t[L1: 2948.0002]\t65.9+0.1s",
+    "[12800/16000]\t[L1: 3150.1106]\t65.8+0.1s",
+]
+# https://github.com/sanghyun-son/EDSR-PyTorch/issues/198
+_EDSR_INF = ["                  [Epoch 1]       Learning rate: 1.00e-4",
+             "                  [800/8000]      [L1: inf]       110.2+10.1s",
+             "                  [1600/8000]     [L1: inf]       110.4+7.4s"]
+# FlowNet2 (tqdm updates glued by the paste): "L1" and "EPE" are its loss labels
+# https://github.com/NVIDIA/flownet2-pytorch/issues/53
+_FLOWNET2 = ("Training Epoch 23 L1: 1120820.625, EPE: 1789642.750, lr: 1.0e-04, load: 1.1e-04:  79%|7| 104/131.0 "
+             "[00Training Epoch 23 L1: 1124944.250, EPE: 1796120.625, lr: 1.0e-04, load: 1.1e-04:  79%|7| 104/131.0 [00")
+
+
+def test_a_loss_named_l1_is_the_loss() -> None:
+    assert extract(_FLOWNET2)["loss"] == 1120820.625
+    assert extract(_EDSR[7])["loss"] == 2948.0002
+    inc = _incidents(_EDSR)
+    assert inc and inc[0]["failure"] == "loss_spike" and inc[0]["initiator"]["rank"] is None
+    assert [i["failure"] for i in _incidents(_EDSR_INF)][:1] == ["nonfinite_loss"]
+    assert _alerting(_EDSR[:7]) == []
+
+
+def test_l1_is_a_loss_key_only_as_a_word_with_a_value() -> None:
+    for line in ("L1d cache:                       1.5 MiB (48 instances)",
+                 "L1 cache: 64 KiB", "conv_L1: 0.31", "weight decay on L1 norm 0.5 of the weights"):
+        assert "loss" not in extract(line), line
