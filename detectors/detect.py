@@ -540,6 +540,14 @@ class JobState:
         if st.explosion is None and isinstance(g, float) and isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
             return
+        clip = get("clip_threshold")
+        if (st.explosion is None and isinstance(clip, float) and clip > 0 and isinstance(g, float) and isfinite(g)
+                and g >= 10 * clip):
+            # a clipping report: ten times the threshold the run clips to (icefall sets it at twice
+            # the median norm) is an explosion by the run's own measure, no baseline needed
+            st.explosion = rec
+            rec.data.setdefault("baseline_median", clip)
+            return
         ppl = get("ppl")
         if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
             st.spike = rec  # worse than chance over any vocabulary: no baseline needed

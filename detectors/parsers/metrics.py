@@ -184,6 +184,34 @@ def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+# --- a gradient-clipping report: the norm beside the threshold it was clipped to ---------
+_CLIP_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+_CLIP_REPORTS = (
+    # icefall's ScaledAdam: quartiles of the last batches' norms, the threshold (clipping_scale x median)
+    (re.compile(rf"grad-norm quartiles(?: \S+){{4}} {_CLIP_NUM}, threshold={_CLIP_NUM}"), False),
+    # icefall's ScaledAdam scaling the whole update down to its threshold: the norm is threshold / factor
+    (re.compile(rf"Scaling gradients by {_CLIP_NUM}, model_norm_threshold={_CLIP_NUM}"), True),
+    # Caffe's solver (clip_gradients)
+    (re.compile(rf"scaling down gradients \(L2 norm {_CLIP_NUM} > {_CLIP_NUM}\)"), False),
+)
+
+
+def _clip_report(m: re.Match[str], seg: Segment) -> bool:
+    """The gradient norm and the clipping threshold a report names, as a sample: the threshold
+    is the run's own reference for the norm (``clip_threshold``), so a norm far above it is an
+    explosion without any history. The norm is the all-reduced one: the job's, never a rank's."""
+    for rx, factor in _CLIP_REPORTS:
+        cm = rx.search(seg.body)
+        if cm is None:
+            continue
+        a, t = parse_number(cm.group(1)), parse_number(cm.group(2))
+        if a is None or t is None or not t > 0:
+            return False
+        norm = (t / a if a > 0 else math.inf) if factor else a
+        return _emit(seg, {"grad_norm": norm, "clip_threshold": t}, "global")
+    return False
+
+
 # --- bare columns: print(step, loss.item()) -------------------------------------------
 _COLUMNS = re.compile(
     r"\s*(?:\d{1,9}[:,]?\s+){0,2}(?P<step>\d{1,9})[:,]?\s+(?P<v>[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|nan|inf))\s*",
@@ -310,6 +338,7 @@ RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
+    Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by [0-9]|scaling down gradients \(L2 norm", _clip_report),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of

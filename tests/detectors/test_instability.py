@@ -247,3 +247,42 @@ def test_l1_is_a_loss_key_only_as_a_word_with_a_value() -> None:
     for line in ("L1d cache:                       1.5 MiB (48 instances)",
                  "L1 cache: 64 KiB", "conv_L1: 0.31", "weight decay on L1 norm 0.5 of the weights"):
         assert "loss" not in extract(line), line
+
+
+# a gradient-clipping report names the norm beside the threshold the run clips to
+# icefall's ScaledAdam (ZipVoice): a max norm 24x the threshold, then whole updates scaled down
+# https://github.com/k2-fsa/ZipVoice/issues/49
+_ZIPVOICE = [
+    "2025-07-16 15:27:26,157 WARNING [optim.py:600] (0/2) Clipping_scale=2.0, grad-norm quartiles 2.485e-02 "
+    "3.150e-02 3.570e-02 4.058e-02 1.745e+00, threshold=7.139e-02, percent-clipped=10.0",
+    "2025-07-16 15:27:38,359 WARNING [optim.py:616] (0/2) Scaling gradients by 0.07326850295066833, "
+    "model_norm_threshold=0.0713903084397316",
+]
+# Caffe's solver clipping every step at ~50x its clip_gradients
+# https://github.com/VisionU/HF-FCN-for-Robust-Building-Extraction/issues/6
+_CAFFE_CLIP = [
+    "I1023 19:15:57.628301   464 solver.cpp:558] Gradient clipping: scaling down gradients (L2 norm 493166 > 10000) "
+    "by scale factor 0.0202771",
+    "I1023 19:15:59.522687   464 solver.cpp:558] Gradient clipping: scaling down gradients (L2 norm 630510 > 10000) "
+    "by scale factor 0.0158602",
+]
+# healthy icefall reports: the max within 2x the threshold, a few percent clipped at most
+# https://github.com/k2-fsa/icefall/pull/1292 and https://github.com/k2-fsa/ZipVoice/issues/146
+_ICEFALL_OK = [
+    "2023-10-08 20:19:58,841 INFO [optim.py:468] (0/4) Clipping_scale=2.0, grad-norm quartiles 1.470e+02 1.796e+02 "
+    "1.998e+02 2.262e+02 3.299e+02, threshold=3.995e+02, percent-clipped=0.0",
+    "2025-10-27 17:34:29 2025-10-27 17:34:29,898 WARNING [optim.py:600] Clipping_scale=2.0, grad-norm quartiles "
+    "2.039e-03 2.989e-03 3.657e-03 4.263e-03 1.223e-02, threshold=7.314e-03, percent-clipped=0.0",
+]
+
+
+def test_a_norm_ten_times_the_clipping_threshold_is_a_grad_norm_explosion() -> None:
+    for lines in (_ZIPVOICE, _ZIPVOICE[1:], _CAFFE_CLIP):
+        inc = _incidents(lines)
+        assert inc and inc[0]["failure"] == "grad_norm_explosion", lines[0]
+        assert inc[0]["initiator"]["rank"] is None  # the all-reduced norm names no rank
+
+
+def test_healthy_clipping_reports_raise_nothing() -> None:
+    assert _alerting(_ICEFALL_OK) == []
+    assert _alerting([_CAFFE_CLIP[0].replace("493166", "10391").replace("0.0202771", "0.962371")]) == []
