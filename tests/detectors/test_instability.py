@@ -286,3 +286,29 @@ def test_a_norm_ten_times_the_clipping_threshold_is_a_grad_norm_explosion() -> N
 def test_healthy_clipping_reports_raise_nothing() -> None:
     assert _alerting(_ICEFALL_OK) == []
     assert _alerting([_CAFFE_CLIP[0].replace("493166", "10391").replace("0.0202771", "0.962371")]) == []
+
+
+# Horovod, two ranks: rank 0's cross-entropy is in the millions from its first line, rank 1's
+# jumps 80 → 8687: rank 1's spike is no rank's own, rank 0 had diverged before it
+# https://github.com/horovod/horovod/issues/1737
+_HOROVOD = [
+    "[1,0]<stderr>:INFO:tensorflow:loss = 6490675.0, step = 300 (74.877 sec)",
+    "[1,1]<stderr>:INFO:tensorflow:cross_entropy = 80.131134, learning_rate = 0.01386975, train_mean_iou = 0.0390231, "
+    "train_px_accuracy = 0.6257651 (7.424 sec)",
+    "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 8293909.5, learning_rate = 0.01386975, train_mean_iou = 0.035427254, "
+    "train_px_accuracy = 0.6253702 (7.304 sec)",
+    "[1,1]<stderr>:INFO:tensorflow:cross_entropy = 8687.791, learning_rate = 0.013865547, train_mean_iou = 0.038416978, "
+    "train_px_accuracy = 0.6249733 (7.340 sec)",
+    "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 13894586.0, learning_rate = 0.013865547, train_mean_iou = 0.035227496, "
+    "train_px_accuracy = 0.6262505 (7.347 sec)",
+]
+
+
+def test_a_spike_below_another_ranks_whole_series_names_no_rank() -> None:
+    inc = _incidents(_HOROVOD)
+    assert inc and inc[0]["failure"] == "loss_spike" and inc[0]["initiator"]["rank"] is None
+    # the same lines with rank 0 at rank 1's level: rank 1's jump is its own
+    calm = [line.replace("6490675.0", "79.5").replace("8293909.5", "81.2").replace("13894586.0", "78.9")
+            for line in _HOROVOD]
+    inc = _incidents(calm)
+    assert inc and inc[0]["failure"] == "loss_spike" and inc[0]["initiator"]["rank"] == 1
