@@ -194,6 +194,8 @@ class _Correlator:
                 r = rs.spike
                 # a value reduced over ranks before it was logged (HF Trainer's dict, Megatron's line)
                 # names no rank, whichever rank's file it is in
+                if rank is not None and self._diverged_elsewhere(rs, r.data.get("loss")):
+                    rank = None
                 out.append(self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
                                         [r.source], value=r.data.get("loss"), baseline=r.data.get("baseline_median")))
             if rs.explosion:
@@ -202,6 +204,21 @@ class _Correlator:
                                         r.step, r.time, [r.source],
                                         value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
         return out
+
+    def _diverged_elsewhere(self, spiking: RankState, value: Any) -> bool:
+        """Another rank's own loss sat at or above this spike's value in every sample it logged:
+        that rank had diverged before (its first line already exploded), so the spike names no
+        one rank (Horovod ranks at 8e6 and at 80 → 8687)."""
+        if not isinstance(value, float) or not math.isfinite(value):
+            return False
+        for rs in self.st.ranks.values():
+            if rs is spiking or not rs.n_samples:
+                continue
+            vals = [x for p in rs.samples if p.data.get("scope") != "global"
+                    and isinstance(x := p.data.get("loss"), float) and math.isfinite(x)]
+            if vals and min(vals) >= value:
+                return True
+        return False
 
     def zero_only(self) -> bool:
         """Only one rank prints metrics in a multi-rank job (rank-zero-only logging): its values

@@ -34,6 +34,9 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
+# a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
+# entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
+ABSURD_PPL = 1e9
 EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
 
 
@@ -554,6 +557,18 @@ class JobState:
         if st.explosion is None and isinstance(g, float) and isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
             return
+        clip = get("clip_threshold")
+        if (st.explosion is None and isinstance(clip, float) and clip > 0 and isinstance(g, float) and isfinite(g)
+                and g >= 10 * clip):
+            # a clipping report: ten times the threshold the run clips to (icefall sets it at twice
+            # the median norm) is an explosion by the run's own measure, no baseline needed
+            st.explosion = rec
+            rec.data.setdefault("baseline_median", clip)
+            return
+        ppl = get("ppl")
+        if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
+            st.spike = rec  # worse than chance over any vocabulary: no baseline needed
+            return
         best = get("best_loss")
         if best is not None:
             v0 = get("loss")
@@ -604,7 +619,7 @@ class JobState:
             else:
                 hit = rise > (big - 1) * size
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
-                hit = self._diverged(st, v) or self._plateau_break(st, v)
+                hit = self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
             if hit:
@@ -641,6 +656,32 @@ class JobState:
         if level == 0 or spread > 0.02 * abs(level):
             return False
         return v - level >= 0.25 * abs(level) and v - level >= 20 * spread
+
+    @staticmethod
+    def _level_shift(st: RankState, rec: SampleRec, v: float) -> bool:
+        """A loss that moved to a new, higher level and stayed there: this value and the 4
+        before it all above every earlier value of the window and at least twice its median
+        (5+ earlier values), the steps still counting up (a restarted run starts high again).
+        Catches a rise that happened between two logged stretches (a paste of two chunks, a
+        sparse log), where no single step jumps."""
+        if len(st.samples) < 9:
+            return False
+        recent = [r for r in itertools.islice(reversed(st.samples), 4)]
+        lows = [x for r in recent if (x := r.data.get("loss")) is not None and isfinite(x)]
+        if len(lows) < 4:
+            return False
+        lo = min(*lows, v)
+        before = [(r.step, x) for r in itertools.islice(st.samples, 0, len(st.samples) - 4)
+                  if (x := r.data.get("loss")) is not None and isfinite(x)]
+        if len(before) < 5:
+            return False
+        values = sorted(x for _, x in before)
+        med = values[len(values) // 2]
+        if not (med > 0 and lo >= 2 * med and lo > values[-1]):
+            return False
+        steps = [s for s, _ in before if s is not None]
+        later = [s for s in (*(r.step for r in recent), rec.step) if s is not None]
+        return not steps or not later or min(later) > max(steps)
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:

@@ -31,7 +31,9 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
 # flags or look-around: it must compile on every scan engine)
 _TRIGGER = (
-    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
+    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
+    # the loss under its own name: a cross-entropy, or its exponential, the perplexity
+    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Pp]pl|PPL|[Pp]erplexity|L1)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
     # a loss component named after the loss ("loss_rpn_cls: 156.29", mmdet)
@@ -86,7 +88,7 @@ def _scope(body: str, values: dict[str, float]) -> str:
 _QUOTED_KEY = re.compile(r"""['"][\w/.-]{1,40}['"]\s{0,4}:""")  # a JSON / dict key: explicit
 _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
 # "loss: 0.81", "train_loss_step=2.31" (a bar's postfix), "loss/train/total: 7.1", "loss_-4.06"
-_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS|L1)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
 
 
 # a bracketed number leading the message, before its keys: the step ("[6] loss=nan, ..." from
@@ -185,6 +187,34 @@ def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
     if pm:
         v = parse_number(pm.group("loss"))
         return v is not None and _emit(seg, {"step": float(pm.group("step")), "loss": v}, "global")
+    return False
+
+
+# --- a gradient-clipping report: the norm beside the threshold it was clipped to ---------
+_CLIP_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+_CLIP_REPORTS = (
+    # icefall's ScaledAdam: quartiles of the last batches' norms, the threshold (clipping_scale x median)
+    (re.compile(rf"grad-norm quartiles(?: \S+){{4}} {_CLIP_NUM}, threshold={_CLIP_NUM}"), False),
+    # icefall's ScaledAdam scaling the whole update down to its threshold: the norm is threshold / factor
+    (re.compile(rf"Scaling gradients by {_CLIP_NUM}, model_norm_threshold={_CLIP_NUM}"), True),
+    # Caffe's solver (clip_gradients)
+    (re.compile(rf"scaling down gradients \(L2 norm {_CLIP_NUM} > {_CLIP_NUM}\)"), False),
+)
+
+
+def _clip_report(m: re.Match[str], seg: Segment) -> bool:
+    """The gradient norm and the clipping threshold a report names, as a sample: the threshold
+    is the run's own reference for the norm (``clip_threshold``), so a norm far above it is an
+    explosion without any history. The norm is the all-reduced one: the job's, never a rank's."""
+    for rx, factor in _CLIP_REPORTS:
+        cm = rx.search(seg.body)
+        if cm is None:
+            continue
+        a, t = parse_number(cm.group(1)), parse_number(cm.group(2))
+        if a is None or t is None or not t > 0:
+            return False
+        norm = (t / a if a > 0 else math.inf) if factor else a
+        return _emit(seg, {"grad_norm": norm, "clip_threshold": t}, "global")
     return False
 
 
@@ -314,6 +344,7 @@ RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
+    Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by [0-9]|scaling down gradients \(L2 norm", _clip_report),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of

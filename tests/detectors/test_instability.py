@@ -1,0 +1,314 @@
+"""Training instability (issue #12): losses logged under their own names (a cross-entropy, a
+perplexity), a perplexity beyond any vocabulary, and a training loop's own loss guard. Every
+fixture is a line users pasted into a public issue (its URL beside it)."""
+
+from __future__ import annotations
+
+import math
+
+from detectors.diagnosis import build_report
+from detectors.engine import Engine
+from detectors.model import EventKind
+from detectors.parsers.fields import extract
+from tests.helpers import fed_state
+
+# OpenNMT-py's old progress line: perplexity and its log, the cross-entropy, side by side
+# https://github.com/OpenNMT/OpenNMT-py/issues/709
+_ONMT_XENT = [
+    "Epoch  1, 12900/37527; acc:   4.48; ppl: 35173.75; xent:  10.47; 3599 src tok/s; 3678 tgt tok/s;   9861 s elapsed",
+    "Epoch  1, 13200/37527; acc:   5.32; ppl: 2268.05; xent:   7.73; 3492 src tok/s; 3565 tgt tok/s;  10086 s elapsed",
+]
+# the same trainer at its perplexity cap, e^100, from the first lines (a second user, Adam, lr 1)
+# https://github.com/OpenNMT/OpenNMT-py/issues/676
+_ONMT_CAPPED = [
+    f"Epoch  1, {it}/1275; acc:   {acc}; ppl: 26881171418161356094253400435962903554686976.00; "
+    f"3395 src tok/s; 3169 tgt tok/s;   {s} s elapsed"
+    for it, acc, s in ((8900, "1.61", 4270), (8950, "1.60", 4295), (9000, "1.46", 4319), (9050, "1.51", 4343))
+]
+# a healthy OpenNMT-py run whose perplexity wobbles 19-29 (the thread asks about accuracy)
+# https://github.com/OpenNMT/OpenNMT-py/issues/431
+_ONMT_WOBBLE = [
+    "Epoch  2, 52600/733817; acc:  42.20; ppl:  22.37; 998 src tok/s; 1132 tgt tok/s;   6234 s elapsed",
+    "Epoch  2, 52650/733817; acc:  43.40; ppl:  21.06; 998 src tok/s; 1132 tgt tok/s;   6239 s elapsed",
+    "Epoch  2, 52700/733817; acc:  40.87; ppl:  25.50; 1006 src tok/s; 1126 tgt tok/s;   6245 s elapsed",
+    "Epoch  2, 52750/733817; acc:  42.53; ppl:  22.06; 1016 src tok/s; 1121 tgt tok/s;   6251 s elapsed",
+    "Epoch  2, 52800/733817; acc:  42.20; ppl:  22.94; 991 src tok/s; 1170 tgt tok/s;   6257 s elapsed",
+    "Epoch  2, 52850/733817; acc:  43.25; ppl:  21.30; 993 src tok/s; 1162 tgt tok/s;   6263 s elapsed",
+    "Epoch  2, 52900/733817; acc:  42.14; ppl:  24.27; 732 src tok/s; 849 tgt tok/s;   6270 s elapsed",
+    "Epoch  2, 52950/733817; acc:  44.76; ppl:  19.35; 952 src tok/s; 1124 tgt tok/s;   6275 s elapsed",
+    "Epoch  2, 53000/733817; acc:  41.96; ppl:  24.42; 959 src tok/s; 1134 tgt tok/s;   6281 s elapsed",
+    "Epoch  2, 53050/733817; acc:  43.39; ppl:  21.48; 961 src tok/s; 1130 tgt tok/s;   6286 s elapsed",
+    "Epoch  2, 53100/733817; acc:  41.35; ppl:  24.57; 925 src tok/s; 1092 tgt tok/s;   6292 s elapsed",
+    "Epoch  2, 53150/733817; acc:  41.94; ppl:  24.31; 1006 src tok/s; 1161 tgt tok/s;   6298 s elapsed",
+    "Epoch  2, 53200/733817; acc:  42.59; ppl:  28.78; 989 src tok/s; 1146 tgt tok/s;   6304 s elapsed",
+]
+# a healthy Lua seq2seq run: a training perplexity of 8226 at its start, a validation perplexity
+# between epochs (harvardnlp/data2text, built on OpenNMT's trainer)
+# https://github.com/harvardnlp/data2text/issues/9
+_DATA2TEXT = [
+    "Epoch 1 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 1265 ; PPL 8226.52 ;",
+    "Epoch 1 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 1296 ; PPL 3359.02 ;",
+    "Epoch 1 ; Iter 150/213 ; LR 1.0000 ; Target tokens/s 1307 ; PPL 2249.66 ;",
+    "Epoch 1 ; Iter 200/213 ; LR 1.0000 ; Target tokens/s 1313 ; PPL 1623.21 ;",
+    "Validation perplexity: 493.00677811967",
+    "Saving checkpoint to 'roto_jc_rec_tvd_epoch1_493.01.t7'...",
+    "",
+    "Epoch 2 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 1326 ; PPL 311.73 ;",
+    "Epoch 2 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 1322 ; PPL 197.73 ;",
+    "Epoch 2 ; Iter 150/213 ; LR 1.0000 ; Target tokens/s 1320 ; PPL 149.43 ;",
+    "Epoch 2 ; Iter 200/213 ; LR 1.0000 ; Target tokens/s 1322 ; PPL 118.44 ;",
+    "Validation perplexity: 39.002056544585",
+]
+# Lua OpenNMT: "Perplexity" spelled out, an average over the epoch
+# https://github.com/OpenNMT/OpenNMT/issues/122
+_ONMT_LUA = "Epoch 1 ; Iteration 74000/77776 ; Learning rate 1.0000 ; Source tokens/s 1270 ; Perplexity 14.64"
+# a TensorFlow estimator logging its loss as cross_entropy (DeepLab under Horovod)
+# https://github.com/horovod/horovod/issues/1737
+_TF_XENT = ("INFO:tensorflow:cross_entropy = 80.131134, learning_rate = 0.01386975, train_mean_iou = 0.0390231, "
+            "train_px_accuracy = 0.6257651 (7.424 sec)")
+
+
+def _incidents(lines: list[str]) -> list[dict]:
+    return build_report(fed_state(lines, "console.log"))["incidents"]
+
+
+def _alerting(lines: list[str]) -> list[tuple[str, str]]:
+    return [(i["failure"], i["severity"]) for i in _incidents(lines) if i["severity"] != "info"]
+
+
+def test_a_perplexity_is_read_as_the_loss_it_stands_for() -> None:
+    """ppl = e^xent: the perplexity's log is the cross-entropy the same line prints."""
+    for line in _ONMT_XENT:
+        got = extract(line)
+        xent = float(line.split("xent:")[1].split(";")[0])
+        assert math.isclose(got["loss"], xent, abs_tol=0.01)
+    assert math.isclose(extract(_ONMT_LUA)["loss"], math.log(14.64))
+    assert extract(_ONMT_LUA)["step"] == 74000
+
+
+def test_a_cross_entropy_is_a_loss() -> None:
+    got = extract(_TF_XENT)
+    assert got["loss"] == 80.131134
+    assert "ppl" not in got  # only a perplexity carries its own figure
+    # the scan finds the line too (a metric trigger for the loss under its own name)
+    eng = Engine()
+    evs = eng.feed((_TF_XENT + "\n").encode(), 1, eng.open_file("console.log"))
+    assert [e.data.get("loss") for e in evs if e.kind == EventKind.SAMPLE] == [80.131134]
+
+
+def test_a_validation_perplexity_is_an_eval_figure_not_the_training_loss() -> None:
+    got = extract("Validation perplexity: 493.00677811967")
+    assert "loss" not in got and math.isclose(got["eval_loss"], math.log(493.00677811967))
+    # PaddlePaddle's language-model example between passes
+    # https://github.com/PaddlePaddle/Paddle/issues/11659
+    got = extract("Pass 0, test samples: 42, test avg ppl: nan")
+    assert "loss" not in got and math.isnan(got["eval_loss"])
+
+
+def test_a_perplexity_beyond_any_vocabulary_is_a_diverged_loss() -> None:
+    """OpenNMT caps the perplexity at e^100: worse than chance over any vocabulary, from the
+    first line, with no baseline to compare with."""
+    inc = _incidents(_ONMT_CAPPED)
+    assert inc and inc[0]["failure"] == "loss_spike"
+    assert inc[0]["initiator"]["rank"] is None
+
+
+def test_healthy_perplexity_series_raise_nothing() -> None:
+    """A perplexity that wobbles around 22, one that falls from 8226 at a run's start, and
+    validation perplexities between epochs are no instability."""
+    assert _alerting(_ONMT_WOBBLE) == []
+    assert _alerting(_DATA2TEXT) == []
+    assert _alerting([_ONMT_LUA.replace("74000", str(74000 + 1000 * i)).replace("14.64", f"{14.64 - 0.09 * i:.2f}")
+                      for i in range(6)]) == []
+
+
+# a training loop's own loss guard: EDSR-PyTorch's --skip_threshold, inherited by SRFBN
+# https://github.com/Paper99/SRFBN_CVPR19/issues/2
+_SRFBN = [
+    "Epoch: [9/1000]:  91%|█████████████████████████▍  | 447/493 [01:03<00:06,  7.08it/s, Batch Loss: 27.9309]"
+    "[Warning] Skip this batch! (Loss: 101.48338317871094)",
+    "Epoch: [9/1000]:  91%|████████████████████████▌  | 448/493 [01:04<00:06,  7.13it/s, Batch Loss: 101.4834]"
+    "[Warning] Skip this batch! (Loss: 108.13626098632812)",
+]
+# a TensorFlow video super-resolution loop's guard, same idea, other words
+# https://github.com/psychopa4/PFNL/issues/2
+_PFNL = [
+    "2019-10-30 19:47:15 Step:30180, loss:0.009562562219798565",
+    "2019-10-30 19:47:25 Step:30200, loss:0.016761092469096184",
+    "Model collapsed with loss=40.253211975097656",
+    "Model collapsed with loss=612.2398071289062",
+]
+
+
+def test_a_training_loops_own_loss_guard_is_a_loss_spike() -> None:
+    for lines in (_SRFBN, _PFNL):
+        inc = _incidents(lines)
+        assert inc and inc[0]["failure"] == "loss_spike", lines[-1]
+        assert inc[0]["initiator"]["rank"] is None
+
+
+def test_a_guard_that_skips_a_nan_loss_is_not_a_finite_spike() -> None:
+    line = ("Epoch: [3/1000]:  12%|██▌  | 60/493 [00:09<01:04,  6.71it/s, Batch Loss: nan]"
+            "[Warning] Skip this batch! (Loss: nan)")
+    assert "loss_spike" not in [i["failure"] for i in _incidents([line])]
+
+
+def test_a_printed_cross_entropy_wins_over_the_perplexity_and_a_nan_perplexity_is_a_nan_loss() -> None:
+    line = _ONMT_XENT[0]
+    assert extract(line)["loss"] == 10.47  # the line's own cross-entropy, not ln(35173.75)
+    assert extract(line)["ppl"] == 35173.75
+    nan = extract("Epoch  3,  1950/37527; acc:   0.00; ppl: nan; 3412 src tok/s; 3499 tgt tok/s;  1730 s elapsed")
+    assert math.isnan(nan["loss"])
+
+
+# a loss that moved to a higher level and stayed there, the rise between two pasted stretches
+# of the same Caffe process (no single step jumps)
+# https://github.com/yjxiong/caffe/issues/2
+_CAFFE = [
+    f"I0815 {t} 52129 solver.cpp:232] Iteration {it}, loss = {v}"
+    for t, it, v in (("20:41:26.810891", 1660, "2.19062"), ("20:44:16.574542", 1680, "2.07286"),
+                     ("20:47:06.222946", 1700, "2.07381"), ("20:49:55.951117", 1720, "2.21451"),
+                     ("20:52:45.639834", 1740, "2.07811"), ("20:55:35.355908", 1760, "2.14357"))
+] + [
+    f"I0816 {t} 52129 solver.cpp:232] Iteration {it}, loss = {v}"
+    for t, it, v in (("15:13:28.015619", 9500, "5.63941"), ("15:16:17.842252", 9520, "5.70803"),
+                     ("15:19:07.583556", 9540, "5.29195"), ("15:21:57.306762", 9560, "5.43421"),
+                     ("15:24:47.071312", 9580, "5.31714"), ("15:27:36.835381", 9600, "5.30388"))
+]
+# Keras epoch averages: a flat 0.047 plateau, then 0.061, 0.096, 0.088
+# https://github.com/calclavia/DeepJ/issues/49
+_DEEPJ = [
+    "10954/10954 [==============================] - 659s - loss: 0.0475",
+    "10954/10954 [==============================] - 658s - loss: 0.0474",
+    "10954/10954 [==============================] - 658s - loss: 0.0473",
+    "10954/10954 [==============================] - 659s - loss: 0.0471",
+    "10954/10954 [==============================] - 658s - loss: 0.0472",
+    "10954/10954 [==============================] - 658s - loss: 0.0612",
+    "10954/10954 [==============================] - 659s - loss: 0.0958",
+    "10954/10954 [==============================] - 657s - loss: 0.0877",
+]
+# a loss drifting up slowly at the start of a run (0.46 → 0.55): no level shift
+# https://github.com/runzhouge/MAC/issues/5
+_MAC = [f"Step {5 * i}: loss = {v} ({s} sec)" for i, (v, s) in enumerate((
+    ("0.46", "1.248"), ("0.47", "0.273"), ("0.48", "0.405"), ("0.48", "0.325"), ("0.50", "0.372"), ("0.50", "0.297"),
+    ("0.54", "0.295"), ("0.53", "0.320"), ("0.55", "0.313"), ("0.52", "0.289"), ("0.49", "0.303")))]
+
+
+def test_a_loss_that_moved_to_a_higher_level_and_stayed_is_a_loss_spike() -> None:
+    for lines in (_CAFFE, _DEEPJ):
+        inc = _incidents(lines)
+        assert inc and inc[0]["failure"] == "loss_spike", lines[0]
+        assert inc[0]["initiator"]["rank"] is None
+
+
+def test_the_level_shift_needs_the_whole_new_stretch_above_the_old_one() -> None:
+    assert _alerting(_MAC) == []
+    # the Caffe run with one value of the later stretch back at the old level: noise, not a level
+    dip = [*_CAFFE[:8], _CAFFE[8].replace("5.29195", "2.09195"), *_CAFFE[9:]]
+    assert _alerting(dip) == []
+    # the later stretch logged with smaller iteration numbers: a restarted run, not a shift
+    restart = _CAFFE[:6] + [line.replace("Iteration 9", "Iteration ") for line in _CAFFE[6:]]
+    assert _alerting(restart) == []
+
+
+# a loss named by its norm: EDSR-PyTorch logs each loss term by its type ("[L1: 5.96]")
+# https://github.com/sanghyun-son/EDSR-PyTorch/issues/214
+_EDSR = [
+    "[Epoch 26]\tLearning rate: 1.00e-4",
+    "[1600/16000]\t[L1: 5.9633]\t65.8+0.4s",
+    "[3200/16000]\t[L1: 6.0812]\t94.4+0.1s",
+    "[4800/16000]\t[L1: 5.9816]\t65.4+0.1s",
+    "[6400/16000]\t[L1: 5.9686]\t65.9+0.1s",
+    "[8000/16000]\t[L1: 5.9985]\t65.5+0.1s",
+    "[9600/16000]\t[L1: 6.0579]\t66.2+0.1s",
+    "[11200/16000]\t[L1: 2948.0002]\t65.9+0.1s",
+    "[12800/16000]\t[L1: 3150.1106]\t65.8+0.1s",
+]
+# https://github.com/sanghyun-son/EDSR-PyTorch/issues/198
+_EDSR_INF = ["                  [Epoch 1]       Learning rate: 1.00e-4",
+             "                  [800/8000]      [L1: inf]       110.2+10.1s",
+             "                  [1600/8000]     [L1: inf]       110.4+7.4s"]
+# FlowNet2 (tqdm updates glued by the paste): "L1" and "EPE" are its loss labels
+# https://github.com/NVIDIA/flownet2-pytorch/issues/53
+_FLOWNET2 = ("Training Epoch 23 L1: 1120820.625, EPE: 1789642.750, lr: 1.0e-04, load: 1.1e-04:  79%|7| 104/131.0 "
+             "[00Training Epoch 23 L1: 1124944.250, EPE: 1796120.625, lr: 1.0e-04, load: 1.1e-04:  79%|7| 104/131.0 [00")
+
+
+def test_a_loss_named_l1_is_the_loss() -> None:
+    assert extract(_FLOWNET2)["loss"] == 1120820.625
+    assert extract(_EDSR[7])["loss"] == 2948.0002
+    inc = _incidents(_EDSR)
+    assert inc and inc[0]["failure"] == "loss_spike" and inc[0]["initiator"]["rank"] is None
+    assert [i["failure"] for i in _incidents(_EDSR_INF)][:1] == ["nonfinite_loss"]
+    assert _alerting(_EDSR[:7]) == []
+
+
+def test_l1_is_a_loss_key_only_as_a_word_with_a_value() -> None:
+    for line in ("L1d cache:                       1.5 MiB (48 instances)",
+                 "L1 cache: 64 KiB", "conv_L1: 0.31", "weight decay on L1 norm 0.5 of the weights"):
+        assert "loss" not in extract(line), line
+
+
+# a gradient-clipping report names the norm beside the threshold the run clips to
+# icefall's ScaledAdam (ZipVoice): a max norm 24x the threshold, then whole updates scaled down
+# https://github.com/k2-fsa/ZipVoice/issues/49
+_ZIPVOICE = [
+    "2025-07-16 15:27:26,157 WARNING [optim.py:600] (0/2) Clipping_scale=2.0, grad-norm quartiles 2.485e-02 "
+    "3.150e-02 3.570e-02 4.058e-02 1.745e+00, threshold=7.139e-02, percent-clipped=10.0",
+    "2025-07-16 15:27:38,359 WARNING [optim.py:616] (0/2) Scaling gradients by 0.07326850295066833, "
+    "model_norm_threshold=0.0713903084397316",
+]
+# Caffe's solver clipping every step at ~50x its clip_gradients
+# https://github.com/VisionU/HF-FCN-for-Robust-Building-Extraction/issues/6
+_CAFFE_CLIP = [
+    "I1023 19:15:57.628301   464 solver.cpp:558] Gradient clipping: scaling down gradients (L2 norm 493166 > 10000) "
+    "by scale factor 0.0202771",
+    "I1023 19:15:59.522687   464 solver.cpp:558] Gradient clipping: scaling down gradients (L2 norm 630510 > 10000) "
+    "by scale factor 0.0158602",
+]
+# healthy icefall reports: the max within 2x the threshold, a few percent clipped at most
+# https://github.com/k2-fsa/icefall/pull/1292 and https://github.com/k2-fsa/ZipVoice/issues/146
+_ICEFALL_OK = [
+    "2023-10-08 20:19:58,841 INFO [optim.py:468] (0/4) Clipping_scale=2.0, grad-norm quartiles 1.470e+02 1.796e+02 "
+    "1.998e+02 2.262e+02 3.299e+02, threshold=3.995e+02, percent-clipped=0.0",
+    "2025-10-27 17:34:29 2025-10-27 17:34:29,898 WARNING [optim.py:600] Clipping_scale=2.0, grad-norm quartiles "
+    "2.039e-03 2.989e-03 3.657e-03 4.263e-03 1.223e-02, threshold=7.314e-03, percent-clipped=0.0",
+]
+
+
+def test_a_norm_ten_times_the_clipping_threshold_is_a_grad_norm_explosion() -> None:
+    for lines in (_ZIPVOICE, _ZIPVOICE[1:], _CAFFE_CLIP):
+        inc = _incidents(lines)
+        assert inc and inc[0]["failure"] == "grad_norm_explosion", lines[0]
+        assert inc[0]["initiator"]["rank"] is None  # the all-reduced norm names no rank
+
+
+def test_healthy_clipping_reports_raise_nothing() -> None:
+    assert _alerting(_ICEFALL_OK) == []
+    assert _alerting([_CAFFE_CLIP[0].replace("493166", "10391").replace("0.0202771", "0.962371")]) == []
+
+
+# Horovod, two ranks: rank 0's cross-entropy is in the millions from its first line, rank 1's
+# jumps 80 → 8687: rank 1's spike is no rank's own, rank 0 had diverged before it
+# https://github.com/horovod/horovod/issues/1737
+_HOROVOD = [
+    "[1,0]<stderr>:INFO:tensorflow:loss = 6490675.0, step = 300 (74.877 sec)",
+    "[1,1]<stderr>:INFO:tensorflow:cross_entropy = 80.131134, learning_rate = 0.01386975, train_mean_iou = 0.0390231, "
+    "train_px_accuracy = 0.6257651 (7.424 sec)",
+    "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 8293909.5, learning_rate = 0.01386975, train_mean_iou = 0.035427254, "
+    "train_px_accuracy = 0.6253702 (7.304 sec)",
+    "[1,1]<stderr>:INFO:tensorflow:cross_entropy = 8687.791, learning_rate = 0.013865547, train_mean_iou = 0.038416978, "
+    "train_px_accuracy = 0.6249733 (7.340 sec)",
+    "[1,0]<stderr>:INFO:tensorflow:cross_entropy = 13894586.0, learning_rate = 0.013865547, train_mean_iou = 0.035227496, "
+    "train_px_accuracy = 0.6262505 (7.347 sec)",
+]
+
+
+def test_a_spike_below_another_ranks_whole_series_names_no_rank() -> None:
+    inc = _incidents(_HOROVOD)
+    assert inc and inc[0]["failure"] == "loss_spike" and inc[0]["initiator"]["rank"] is None
+    # the same lines with rank 0 at rank 1's level: rank 1's jump is its own
+    calm = [line.replace("6490675.0", "79.5").replace("8293909.5", "81.2").replace("13894586.0", "78.9")
+            for line in _HOROVOD]
+    inc = _incidents(calm)
+    assert inc and inc[0]["failure"] == "loss_spike" and inc[0]["initiator"]["rank"] == 1
