@@ -125,3 +125,29 @@ def test_the_same_nccl_failure_on_two_mpirun_ranks_names_neither() -> None:
     top = report(text)["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
     assert {c["rank"] for c in top["collateral"]} == {0, 3}
+
+
+# --- a rank an excerpt happens to show is not the silent one of a world it mostly hides -----
+
+# sgl-project/sglang#3836 (corpus dist-110): rank 2's NCCL setup line (a 16-rank communicator),
+# then rank 4's watchdog timeout; the other 14 ranks are not in the excerpt at all
+_SPLIT = ("deepseek-yanfa:190:3197 [2] NCCL INFO ncclCommSplit comm 0x5601dc4ed8b0 rank 2 nranks {n} cudaDev 2 nvmlDev 2 "
+          "busId 41000 parent 0x5601b34852c0 color 1197013201 key 2 commId 0x44d8628a425864f9 - Init COMPLETE\n")
+_TIMEOUT = ("[rank{r}]:[E226 11:16:37.104512039 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=5653, OpType=ALLREDUCE, NumelIn=58720256, NumelOut=58720256, Timeout(ms)=600000) "
+            "ran for 600011 milliseconds before timing out.\n")
+
+
+def test_one_timeout_in_a_world_the_excerpt_mostly_hides_names_no_rank() -> None:
+    incs = report(_SPLIT.format(n=16) + _TIMEOUT.format(r=4))["incidents"]
+    top = incs[0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("collective_timeout", None)
+    assert [i for i in incs if i["failure"] == "rank_hang"] == []
+
+
+def test_the_silent_rank_of_a_world_the_logs_cover_is_still_named() -> None:
+    # the same lines in a world of 4 whose other ranks all time out: rank 2 set up its
+    # communicator and then never reported, so it is the one they wait for
+    text = _SPLIT.format(n=4) + "".join(_TIMEOUT.format(r=r) for r in (0, 1, 3))
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 2)
