@@ -151,3 +151,39 @@ def test_the_silent_rank_of_a_world_the_logs_cover_is_still_named() -> None:
     text = _SPLIT.format(n=4) + "".join(_TIMEOUT.format(r=r) for r in (0, 1, 3))
     top = report(text)["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 2)
+
+
+# --- the blocking-wait form of a collective timeout ---------------------------------------
+
+def test_a_blocking_wait_timeout_is_read_when_the_watchdog_line_is_garbled() -> None:
+    # pytorch/pytorch#143536 (corpus d3-051): a transformers warning spliced into each watchdog line;
+    # both ranks stop at SeqNum 2109 (all-gathers of different sizes): no rank is behind
+    text = (
+        "[rank1]:[E616 13:41:10.909476913 ProcessGroupNCCL.cpp:565] [Rank 1] Watchdog caught collective operatMERS_CACHE` "
+        "is deprecated and will be removed in v5 of Transformion timeout: WorkNCCL(SeqNum=2109, OpType=_ALLGATHER_BASE, "
+        "NumelIn=262711296, NumelOut=525422592, Timeout(ms)=1800000) ran for 1800007 milliseconds before timing out.\n"
+        "[rank1]:[E616 13:41:10.911168570 ProcessGroupNCCL.cpp:628] [Rank 1] Work WorkNCCL(SeqNum=2109, OpTypeMERS_CACHE` "
+        "is deprecated and will be removed in v5 of Transform=_ALLGATHER_BASE, NumelIn=262711296, NumelOut=525422592, "
+        "Timeout(ms)=1800000) timed out in blocking wait (TORCH_NCCL_BLOCKING_WAIT=1).\n"
+        "[rank0]:[E616 13:41:10.040935704 ProcessGroupNCCL.cpp:628] [Rank 0] Work WorkNCCL(SeqNum=2109, OpTypeMERS_CACHE` "
+        "is deprecated and will be removed in v5 of Transform=_ALLGATHER_BASE, NumelIn=40960, NumelOut=81920, "
+        "Timeout(ms)=1800000) timed out in blocking wait (TORCH_NCCL_BLOCKING_WAIT=1).\n")
+    incs = report(text)["incidents"]
+    top = incs[0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("collective_timeout", None)
+    assert {c["rank"] for c in top["collateral"]} >= {0, 1}
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # IGNF/myria3d#123 (corpus h3-086), torch 1.x without a rank prefix
+    ("[E ProcessGroupNCCL.cpp:541] [Rank 1] Work WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+     "Timeout(ms)=1800000) timed out in blocking wait (NCCL_BLOCKING_WAIT=1).", 1),
+    # huggingface/diffusers#12422 (corpus d2-010)
+    ("[rank1]:[E1002 18:16:40.662691402 ProcessGroupNCCL.cpp:756] [Rank 1] Work WorkNCCL(SeqNum=2521, OpType=ALLREDUCE, "
+     "NumelIn=160672064, NumelOut=160672064, Timeout(ms)=600000) timed out in blocking wait.", 1),
+])
+def test_a_blocking_wait_timeout_is_a_report_of_the_waiting_rank(line: str, rank: int) -> None:
+    top = report(line + "\n")["incidents"][0]
+    assert top["failure"] == "collective_timeout"
+    assert top["initiator"]["rank"] is None  # a timeout report is collateral: it names no culprit
+    assert [c["rank"] for c in top["collateral"]] == [rank]
