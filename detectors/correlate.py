@@ -520,6 +520,11 @@ class _Correlator:
         # a rank that printed a traceback is dying of its own error, not hanging silently; one
         # whose NCCL communicator was aborted had seen an error too
         candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks)
+        if ws and len(reporters) == 1 and 2 * len(known | reporters) < ws:
+            # one timeout in an excerpt that shows fewer than half the world (one rank's NCCL setup
+            # lines beside one report of 16 ranks): a rank it happens to show is no more silent than
+            # those it does not
+            candidates = []
         woken = self._woken_by_teardown(fatal, reporters)
         if not candidates and woken is not None:
             candidates = [woken]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -84,6 +85,16 @@ class LogParser:
         self._shape_ids = frozenset(
             i for i, r in enumerate(self.special)
             if r.name.startswith(("metrics.", "perf.", "context."))) if shapes else frozenset()
+
+    def fingerprint_ids(self, lines: Sequence[bytes]) -> list[frozenset[int]]:
+        """For each line (no newline inside), the catalog fingerprints it matches (one scan)."""
+        first, last = self._n_special, self._n_special + len(self.fingerprints)
+        buf = b"\n".join(lines)
+        starts = list(itertools.accumulate((len(ln) + 1 for ln in lines[:-1]), initial=0))
+        out: list[frozenset[int]] = [frozenset()] * len(lines)
+        for start, _end, ids in self.scanner.scan(buf):
+            out[bisect_right(starts, start) - 1] = frozenset(i for i in ids if first <= i < last)
+        return out
 
     # ------------------------------------------------------------------ chunks and lines
     def parse_chunk(self, buf: bytes, first_lineno: int, state: FileState) -> list[Event]:

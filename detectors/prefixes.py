@@ -44,6 +44,12 @@ _SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
 # OpenMPI mpirun --tag-output: [jobid,rank]<stderr>: (the global rank in MPI_COMM_WORLD)
 # (horovodrun's gloo launcher prints the rank alone: [1]<stderr>:)
 _MPI = re.compile(r"\[(?:\d+,)?(?P<n>\d+)\]<(?:stdout|stderr|stddiag)>:")
+# ... and with --timestamp-output, a ctime() stamp glued before that tag:
+# "Thu May  7 10:39:20 2020[1,1]<stdout>:" (open-mpi/ompi#7710)
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_MPI_TS = re.compile(r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>[A-Z][a-z]{2}) {1,2}(?P<d>\d{1,2}) "
+                     r"(?P<hms>\d\d:\d\d:\d\d) (?P<y>\d{4})(?=\[(?:\d+,)?\d+\]<(?:stdout|stderr|stddiag)>:)")
 _RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
 _STREAM = re.compile(r"(?:stderr|stdout): ")
 # Determined AI's task logs: "[2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || " (time, the
@@ -166,6 +172,13 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         if m and m.group("role") is None and m.end() < len(s):
             # a custom TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE like "[${rank}]:" (global)
             p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _MPI_TS.match(s, pos)
+        if m:
+            mon = _MONTHS.get(m.group("mon"))
+            if mon is not None:
+                p.time = _ts_md(f"{mon}{int(m.group('d')):02d}", m.group("hms"), int(m.group("y")))
             pos = m.end()
             continue
         m = _MPI.match(s, pos)

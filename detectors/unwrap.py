@@ -11,15 +11,24 @@ number and an empty line takes the place of the continuation.
 
 Pure and linear; ``diagnose`` applies it to pasted text and small files only (a live log
 written by a process is never hard-wrapped).
+
+A paste can also cut one line at no fixed width, in the middle of the very words a fingerprint
+needs (``... cudaMalloc fail`` / ``ed: out of memory``, ``Resource exhausted: Out `` / ``of memory
+while trying to allocate``). ``rejoin_cut`` joins such a pair only when the joined line matches a
+catalog fingerprint that neither half matches (the caller's ``fingerprints``), so no line that
+reads on its own is ever changed.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 
-__all__ = ["MIN_WIDTH", "unwrap", "wrap_width"]
+__all__ = ["MAX_CUT_PAIRS", "MIN_WIDTH", "rejoin_cut", "unwrap", "wrap_width"]
 
 MIN_WIDTH = 80
+MIN_CUT_LINE = 40  # a paste cuts long lines only
+MAX_CUT_PAIRS = 4096  # candidate pairs checked per text (bounded work on a large paste)
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 
@@ -72,3 +81,35 @@ def unwrap(data: bytes) -> bytes:
         out.extend(b"" for _ in range(fillers))
         i += fillers + 1
     return b"\n".join(out)
+
+
+def rejoin_cut(data: bytes, fingerprints: Callable[[Sequence[bytes]], list[frozenset[int]]]) -> bytes:
+    """``data`` with each line that a paste cut mid-message rejoined to the next one.
+
+    A candidate pair is a long line followed by one that starts with a lower-case letter (the
+    rest of a word or phrase); ``fingerprints(lines)`` gives, for each line, the ids of the
+    catalog fingerprints it matches. The pair is joined (as it was: no space added) only when the
+    joined line matches a fingerprint that neither line matches alone. Line numbers stay exact:
+    the joined line keeps the first line's number and an empty line takes the continuation's.
+    """
+    lines = data.split(b"\n")
+    pairs = [i for i in range(len(lines) - 1)
+             if len(lines[i]) >= MIN_CUT_LINE and lines[i + 1][:1].islower() and lines[i + 1][:1].isalpha()]
+    if not pairs:
+        return data
+    pairs = pairs[:MAX_CUT_PAIRS]
+    batch: list[bytes] = []
+    for i in pairs:
+        head = lines[i].rstrip(b"\r")
+        batch += [head, lines[i + 1].rstrip(b"\r"), head + lines[i + 1].rstrip(b"\r")]
+    ids = fingerprints(batch)
+    out = list(lines)
+    joined_into: set[int] = set()
+    for k, i in enumerate(pairs):
+        alone, cont, both = ids[3 * k], ids[3 * k + 1], ids[3 * k + 2]
+        if i in joined_into or not (both - alone - cont):
+            continue
+        out[i] = batch[3 * k + 2]
+        out[i + 1] = b""
+        joined_into.add(i + 1)  # the continuation is gone: it starts no pair of its own
+    return b"\n".join(out) if joined_into else data

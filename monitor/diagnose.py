@@ -4,8 +4,8 @@ Every file goes through one ``detectors.engine.Engine`` (parse → detect → co
 object the live daemon drives too. With several files and ``jobs`` > 1, the files are
 parsed in worker processes (``monitor.parallel``); their event streams are fed, in file
 order, into the one engine, so the report is the same, byte for byte, as with ``jobs=1``.
-Pasted text and small files that a terminal hard-wrapped are rejoined first
-(``detectors.unwrap``), the same way in every path.
+Pasted text and small files that a terminal hard-wrapped, or that a paste cut mid-message,
+are rejoined first (``detectors.unwrap``), the same way in every path.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from detectors.detect import JobState
 from detectors.engine import Engine
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState, JobParseState
-from detectors.unwrap import unwrap
+from detectors.unwrap import rejoin_cut, unwrap
 from monitor.inputs import InputError, LogFile, discover
 from monitor.reader import ChunkReader
 
@@ -57,13 +57,18 @@ def _year(lf: LogFile) -> int:
         return time.gmtime().tm_year
 
 
+def _rejoined(data: bytes) -> bytes:
+    """A paste's lines rejoined: a terminal's hard wrap, then lines cut mid-message."""
+    return rejoin_cut(unwrap(data), default_parser().fingerprint_ids)
+
+
 def open_log(lf: LogFile) -> IO[bytes]:
     """A log file's bytes: rejoined when small and hard-wrapped, streamed otherwise."""
     if lf.data is not None:
-        return io.BytesIO(unwrap(lf.data) if len(lf.data) <= UNWRAP_MAX else lf.data)
+        return io.BytesIO(_rejoined(lf.data) if len(lf.data) <= UNWRAP_MAX else lf.data)
     with contextlib.suppress(OSError):
         if lf.path.stat().st_size <= UNWRAP_MAX:
-            return io.BytesIO(unwrap(lf.path.read_bytes()))
+            return io.BytesIO(_rejoined(lf.path.read_bytes()))
     return lf.path.open("rb")
 
 
@@ -235,7 +240,7 @@ def diagnose_stream(fh: Any, name: str = "stdin", job: str | None = None,
     eng = Engine(job or name)
     fstate = eng.open_file(name, year=time.gmtime().tm_year)
     head = fh.read(UNWRAP_MAX + 1)
-    src: Any = io.BytesIO(unwrap(head)) if len(head) <= UNWRAP_MAX else _Chain(head, fh)
+    src: Any = io.BytesIO(_rejoined(head)) if len(head) <= UNWRAP_MAX else _Chain(head, fh)
     notes: list[str] = []
     n, lines = feed_stream(src, eng, fstate, notes=notes)
     _compare(eng.state, notes, base, baseline, expect_speedup)
