@@ -35,6 +35,7 @@ class Prefixed:
     level: str | None = None
     time: float | None = None
     logging_rank: int | None = None  # DeepSpeed log_dist `[Rank N]`: who printed it
+    node: str | None = None  # Ray's `(Actor pid=N, ip=X)`: the worker's node (its pid is unique there only)
 
 
 _VIEWER = re.compile(r"\[\d+\] (?=\S)")
@@ -44,7 +45,7 @@ _SRUN = re.compile(r"\s{0,4}(?P<n>\d{1,6}): (?=\S)")
 # OpenMPI mpirun --tag-output: [jobid,rank]<stderr>: (the global rank in MPI_COMM_WORLD)
 # (horovodrun's gloo launcher prints the rank alone: [1]<stderr>:)
 _MPI = re.compile(r"\[(?:\d+,)?(?P<n>\d+)\]<(?:stdout|stderr|stddiag)>:")
-_RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=[\d.:a-fA-F]+)?\) ")
+_RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\d.:a-fA-F]+))?\) ")
 _STREAM = re.compile(r"(?:stderr|stdout): ")
 # Determined AI's task logs: "[2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || " (time, the
 # container's short id, the worker's global rank)
@@ -181,6 +182,7 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         m = _RAY.match(s, pos)
         if m:
             p.pid = int(m.group("pid"))
+            p.node = m.group("ip")
             pos = m.end()
             continue
         m = _SRUN.match(s, pos)

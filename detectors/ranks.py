@@ -21,9 +21,20 @@ from __future__ import annotations
 import re
 
 from detectors.parsers.base import FileState
+from detectors.parsers.workermap import SNIPPET_LINES
 from detectors.prefixes import Prefixed
 
-__all__ = ["message_rank", "plausible", "resolve_rank"]
+__all__ = ["folded", "message_rank", "plausible", "resolve_rank"]
+
+# a log aggregator's mark on a line that stands for several sources' alike lines (Ray's driver
+# dedup, on by default: "... [repeated 12x across cluster]"); the prefix and numbers kept are one
+# source's, so the line is evidence about no single rank
+_FOLDED = re.compile(r"\[repeated \d+x across cluster\]")
+
+
+def folded(body: str) -> bool:
+    """The line stands for many sources' lines (see ``_FOLDED``)."""
+    return "across cluster" in body and _FOLDED.search(body) is not None
 
 
 def plausible(rank: int, trusted_ws: int) -> bool:
@@ -56,11 +67,14 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
     return None, None
 
 
-def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | None, str | None]:
-    """(global rank, local rank, provenance) for one prefix-stripped segment."""
+def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | None, int | None, str | None]:
+    """(global rank, local rank, provenance) for one prefix-stripped segment (``line``: its line
+    number, for the sections a header opens)."""
     job = state.job
     if state.rank is not None and state.rank >= job.trusted_ws:
         job.trusted_ws = state.rank + 1
+    if folded(pre.body):
+        return None, None, None
     rank = pre.rank
     local = pre.local_rank
     if rank is not None and not plausible(rank, job.trusted_ws):
@@ -75,6 +89,17 @@ def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | Non
         r = state.job.pid_rank.get((pre.host, pre.pid))
         if r is not None:
             rank, how = r, "prefix"
+    if rank is None and pre.host is None and pre.pid is not None and job.pid_rank:
+        # an orchestrator's worker (Ray's "(RayTrainWorker pid=N)"), through the worker table
+        # the job printed (parsers/workermap.py); keyed by the worker's node when the line names it
+        r = job.pid_rank.get((pre.node or "", pre.pid))
+        if r is not None and r >= 0:
+            rank, how = r, "prefix"
+    snip = state.snippet
+    if snip is not None and (snip[0] != pre.pid or not 0 < line - snip[2] <= SNIPPET_LINES):
+        state.snippet = snip = None  # another speaker, or too far below the section's header
+    if rank is None and snip is not None and len(snip[1]) == 1:
+        rank, how = snip[1][0], "launcher"  # inside the orchestrator's failure section for that rank
     if rank is None and state.summary_ctx_rank is not None:
         rank, how = state.summary_ctx_rank, "launcher"  # inside the launcher's summary block for that rank
     if rank is None and state.rank is not None:
