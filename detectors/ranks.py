@@ -4,11 +4,15 @@ Most specific first, each answer carrying its provenance (``rank_from``) into th
 evidence:
 
 1. ``prefix`` — the line's own prefix (``[rank3]:``, ``[default2]:`` mapped to a global
-   rank, a Slurm label, NCCL ``host:pid`` tied to a rank by a ``comm ... rank N`` line);
+   rank, a Slurm label, NCCL ``host:pid`` tied to a rank by a ``comm ... rank N`` line, Ray's
+   ``(RayTrainWorker pid=N)`` tied to one by the job's worker table, parsers/workermap.py);
 2. ``path`` — the file the line is in (``rank_11.log``, torchrun ``attempt_0/3/``);
 3. ``message`` — the message names its own rank (``[Rank 1] ...``, ``... on rank 2``,
    ``rank=3``, ``local_rank: 5``), never a peer's (``from rank 3``, ``peer rank 3``);
-4. ``launcher`` — inside torchrun's failure summary block for that rank.
+4. ``launcher`` — inside torchrun's failure summary block for that rank, or an orchestrator's
+   failure section for it (Ray's ``[Rank 1 Error Snippet]:``).
+
+A line folded from several sources (``folded``) names no rank at all.
 
 The weaker links (``block``: an untagged line pasted right above a rank-tagged
 traceback; ``launcher`` exits for silent deaths; ``gpu_index``: a single-node job's
@@ -95,7 +99,7 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
         r = job.pid_rank.get((pre.node or "", pre.pid))
         if r is not None and r >= 0:
             rank, how = r, "prefix"
-    snip = state.snippet
+    snip = getattr(state, "snippet", None)  # (a FileState pickled by an older version lacks it)
     if snip is not None and (snip[0] != pre.pid or not 0 < line - snip[2] <= SNIPPET_LINES):
         state.snippet = snip = None  # another speaker, or too far below the section's header
     if rank is None and snip is not None and len(snip[1]) == 1:

@@ -60,7 +60,7 @@ def _snippet(m: re.Match[str], seg: Segment) -> bool:
 def spread(out: list[Event], first: int, state: FileState) -> None:
     """Failure lines read inside a section of several ranks (``state.snippet``, still current for
     this line): one report per rank, each marked as read from the section (``launcher``)."""
-    snip = state.snippet
+    snip = getattr(state, "snippet", None)  # (a FileState pickled by an older version lacks it)
     if snip is None or len(snip[1]) < 2:
         return
     for ev in out[first:]:
