@@ -7,7 +7,8 @@ worker on another node): a process, never a rank. The job itself prints the mapp
   local_rank=1, node_rank=0`` (Ray Train v1's ``Started distributed worker processes:`` and v2's
   ``Started training worker group of size 4:``): the pid → rank map that ``ranks.resolve_rank``
   reads for a worker's lines (rank_from ``prefix``, as an NCCL ``host:pid`` tied by a ``comm`` line);
-- a failure report's per-rank section header, ``[Rank 1 Error Snippet]:``: the lines of the same
+- a failure report's per-rank section header, ``[Rank 1 Error Snippet]:`` (``[Rank 1]`` before Ray
+  2.49), alone on its line: the lines of the same
   speaker right below it are that rank's, as in torchrun's failure summary (rank_from ``launcher``);
   a section of several ranks (``[Rank 0,3 Error Snippet]:``, their reports were alike) is a report
   of each of them: a failure line in it is copied to each rank (``spread``).
@@ -31,7 +32,9 @@ SNIPPET_LINES = 60  # a section's lines end at most this far below its header
 MAX_SECTION_RANKS = 64  # ranks one section header may name (a pasted header stays bounded)
 
 _ROW = re.compile(r"\((?:ip=(?P<ip>[^,()\s]+), )?pid=(?P<pid>\d{1,9})\) world_rank=(?P<rank>\d{1,6})\b")
-_SNIPPET = re.compile(r"\[Rank (?P<ranks>\d{1,6}(?:, ?\d{1,6})*) Error Snippet\]:")
+# the header alone on its line: Ray 2.44's "[Rank 0]", 2.49+'s "[Rank 1 Error Snippet]:" (errors alike
+# deduplicated: "[Rank 0,3 Error Snippet]:")
+_SNIPPET = re.compile(r"\s*\[Rank (?P<ranks>\d{1,6}(?:, ?\d{1,6})*)(?: Error Snippet)?\]:?\s*")
 
 
 def _row(m: re.Match[str], seg: Segment) -> bool:
@@ -49,7 +52,7 @@ def _row(m: re.Match[str], seg: Segment) -> bool:
 
 
 def _snippet(m: re.Match[str], seg: Segment) -> bool:
-    sm = _SNIPPET.search(seg.body)
+    sm = _SNIPPET.fullmatch(seg.body)
     if sm is None:
         return False
     ranks = tuple(dict.fromkeys(int(r) for r in sm.group("ranks").replace(" ", "").split(",")))[:MAX_SECTION_RANKS]
@@ -72,5 +75,5 @@ def spread(out: list[Event], first: int, state: FileState) -> None:
 
 RULES = [
     Rule("workermap.row", r"pid=\d+\) world_rank=\d", _row),
-    Rule("workermap.snippet", r"\[Rank \d+(?:, ?\d+)* Error Snippet\]:", _snippet),
+    Rule("workermap.snippet", r"\[Rank \d+(?:, ?\d+)*(?: Error Snippet)?\]:?[ \t]*\r?$", _snippet),
 ]

@@ -105,6 +105,16 @@ def test_an_error_snippet_section_names_the_rank_of_the_lines_below_it() -> None
     assert _ranks(lines) == [(2, "launcher"), (None, None)]
 
 
+def test_an_older_rays_section_header() -> None:
+    # https://github.com/ray-project/ray/pull/51199 (verbatim, Ray Train v2's TrainingFailedError message)
+    lines = ["Training failed due to worker errors:", "[Rank 0]", "Traceback (most recent call last):",
+             '  File "/Users/justin/Developer/ray/python/ray/train/v2/tests/test_data_parallel_trainer.py", line 145, '
+             "in _error_func_rank_0", '    raise ValueError("error")', "ValueError: error"]
+    assert _incidents(lines) == [("rank_exception", 0)]
+    # a "[Rank 0]" that is a message's prefix (DeepSpeed's log_dist) opens no section
+    assert _incidents(["[Rank 0] step 5 done", "ValueError: error"]) == [("rank_exception", None)]
+
+
 def test_a_section_of_several_ranks_is_a_report_of_each() -> None:
     timeout = ("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed "
                "out waiting 15000ms for recv operation to complete")
@@ -136,6 +146,21 @@ def test_a_folded_line_names_no_rank() -> None:
                                 "node_rank=0", 1, fs)
     unfolded = _FOLDED_37873[1].replace(" [repeated 3x across cluster]", "")
     assert [resolve_rank(split_prefixes(line, 2026), fs)[0] for line in (unfolded, _FOLDED_37873[1])] == [1, None]
+
+
+def test_a_folded_line_of_a_worker_on_another_node_names_no_rank() -> None:
+    from detectors.prefixes import split_prefixes
+    from detectors.ranks import resolve_rank
+
+    # https://github.com/ray-project/ray/issues/36866 (verbatim; the prefix carries the worker's node)
+    folded_line = ("(RayTrainWorker pid=4533, ip=10.0.0.186) Moving model to device: cuda:0 [repeated 3x across "
+                   "cluster]")
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    # the table row a Ray Train job prints for that worker (the layout of _TABLE_45799)
+    default_parser().parse_line("(TorchTrainer pid=4400) - (ip=10.0.0.186, pid=4533) world_rank=2, local_rank=0, "
+                                "node_rank=1", 1, fs)
+    unfolded = folded_line.replace(" [repeated 3x across cluster]", "")
+    assert [resolve_rank(split_prefixes(line, 2026), fs)[:1] for line in (unfolded, folded_line)] == [(2,), (None,)]
 
 
 def test_a_folded_spike_names_no_rank() -> None:
