@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
-from detectors.parsers import context, exceptions, launcher, metrics, perf, stall_list
+from detectors.parsers import context, exceptions, launcher, metrics, perf, stall_list, workermap
 from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
@@ -56,7 +56,8 @@ class _FpRule:
 
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
-                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, *stall_list.RULES]
+                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, *stall_list.RULES,
+                        *workermap.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
@@ -222,7 +223,7 @@ class LogParser:
     ) -> None:
         pre = split_prefixes(rest, state.year)
         dropped_before = state.job.implausible
-        rank, local, rank_from = resolve_rank(pre, state)
+        rank, local, rank_from = resolve_rank(pre, state, source.line)
         seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)
         first = len(out)
         handled = False
@@ -276,6 +277,8 @@ class LogParser:
             m = _EXCEPTION.regex.search(seg.body)
             if m is not None:
                 _EXCEPTION.handle(m, seg)
+        if seg.rank is None:
+            workermap.spread(out, first, state)
         annotate(out, first, state, dropped_before)
 
 

@@ -4,11 +4,15 @@ Most specific first, each answer carrying its provenance (``rank_from``) into th
 evidence:
 
 1. ``prefix`` — the line's own prefix (``[rank3]:``, ``[default2]:`` mapped to a global
-   rank, a Slurm label, NCCL ``host:pid`` tied to a rank by a ``comm ... rank N`` line);
+   rank, a Slurm label, NCCL ``host:pid`` tied to a rank by a ``comm ... rank N`` line, Ray's
+   ``(RayTrainWorker pid=N)`` tied to one by the job's worker table, parsers/workermap.py);
 2. ``path`` — the file the line is in (``rank_11.log``, torchrun ``attempt_0/3/``);
 3. ``message`` — the message names its own rank (``[Rank 1] ...``, ``... on rank 2``,
    ``rank=3``, ``local_rank: 5``), never a peer's (``from rank 3``, ``peer rank 3``);
-4. ``launcher`` — inside torchrun's failure summary block for that rank.
+4. ``launcher`` — inside torchrun's failure summary block for that rank, or an orchestrator's
+   failure section for it (Ray's ``[Rank 1 Error Snippet]:``).
+
+A line folded from several sources (``folded``) names no rank at all.
 
 The weaker links (``block``: an untagged line pasted right above a rank-tagged
 traceback; ``launcher`` exits for silent deaths; ``gpu_index``: a single-node job's
@@ -21,9 +25,20 @@ from __future__ import annotations
 import re
 
 from detectors.parsers.base import FileState
+from detectors.parsers.workermap import SNIPPET_LINES
 from detectors.prefixes import Prefixed
 
-__all__ = ["message_rank", "plausible", "resolve_rank"]
+__all__ = ["folded", "message_rank", "plausible", "resolve_rank"]
+
+# a log aggregator's mark on a line that stands for several sources' alike lines (Ray's driver
+# dedup, on by default: "... [repeated 12x across cluster]"); the prefix and numbers kept are one
+# source's, so the line is evidence about no single rank
+_FOLDED = re.compile(r"\[repeated \d+x across cluster\]")
+
+
+def folded(body: str) -> bool:
+    """The line stands for many sources' lines (see ``_FOLDED``)."""
+    return "across cluster" in body and _FOLDED.search(body) is not None
 
 
 def plausible(rank: int, trusted_ws: int) -> bool:
@@ -56,11 +71,14 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
     return None, None
 
 
-def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | None, str | None]:
-    """(global rank, local rank, provenance) for one prefix-stripped segment."""
+def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | None, int | None, str | None]:
+    """(global rank, local rank, provenance) for one prefix-stripped segment (``line``: its line
+    number, for the sections a header opens)."""
     job = state.job
     if state.rank is not None and state.rank >= job.trusted_ws:
         job.trusted_ws = state.rank + 1
+    if folded(pre.body):
+        return None, None, None
     rank = pre.rank
     local = pre.local_rank
     if rank is not None and not plausible(rank, job.trusted_ws):
@@ -75,6 +93,17 @@ def resolve_rank(pre: Prefixed, state: FileState) -> tuple[int | None, int | Non
         r = state.job.pid_rank.get((pre.host, pre.pid))
         if r is not None:
             rank, how = r, "prefix"
+    if rank is None and pre.host is None and pre.pid is not None and job.pid_rank:
+        # an orchestrator's worker (Ray's "(RayTrainWorker pid=N)"), through the worker table
+        # the job printed (parsers/workermap.py); keyed by the worker's node when the line names it
+        r = job.pid_rank.get((pre.node or "", pre.pid))
+        if r is not None and r >= 0:
+            rank, how = r, "prefix"
+    snip = getattr(state, "snippet", None)  # (a FileState pickled by an older version lacks it)
+    if snip is not None and (snip[0] != pre.pid or not 0 < line - snip[2] <= SNIPPET_LINES):
+        state.snippet = snip = None  # another speaker, or too far below the section's header
+    if rank is None and snip is not None and len(snip[1]) == 1:
+        rank, how = snip[1][0], "launcher"  # inside the orchestrator's failure section for that rank
     if rank is None and state.summary_ctx_rank is not None:
         rank, how = state.summary_ctx_rank, "launcher"  # inside the launcher's summary block for that rank
     if rank is None and state.rank is not None:

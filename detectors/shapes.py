@@ -289,10 +289,10 @@ def _emit(shape: Shape, plan: _Plan, text: str, toks: list[str], lineno: int, st
         made.append((kind, step, {k: c if i < 0 else float(toks[i]) for k, i, c in values}))
     p = shape.pre
     pre = Prefixed(text[shape.body_start:].rstrip(), p.rank, p.local_rank, p.host, p.pid, p.device, p.level, time,
-                   p.logging_rank)
+                   p.logging_rank, p.node)
     job = state.job
     dropped_before = job.implausible
-    rank, local, rank_from = resolve_rank(pre, state)
+    rank, local, rank_from = resolve_rank(pre, state, lineno)
     source = Source(state.path, lineno, text[:EVIDENCE_CHARS])
     if rank is None:
         rank_from = None
@@ -419,7 +419,8 @@ def derive(text: str, toks: list[str], state: FileState, events: list[Event]) ->
             else:
                 return None
         shapes.append(_EventShape(ev.kind, step, data))
-    tmpl = Prefixed("", pre.rank, pre.local_rank, pre.host, pre.pid, pre.device, pre.level, None, pre.logging_rank)
+    tmpl = Prefixed("", pre.rank, pre.local_rank, pre.host, pre.pid, pre.device, pre.level, None, pre.logging_rank,
+                    pre.node)
     return Shape(body_start, n_prefix, fixed, free, time_spec, tmpl, shapes)
 
 

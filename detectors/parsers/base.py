@@ -53,6 +53,10 @@ class FileState:
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns
     csv_cols: tuple[str | None, ...] | None = None  # canonical keys of a CSV metrics file's header columns
+    plain_cols: tuple[str | None, ...] | None = None  # canonical keys of a plain table header's columns
+    plain_line: int | None = None  # line of that header or of the table's last row read
+    # an orchestrator's per-rank failure section being read: (speaker pid, the ranks it names, header line)
+    snippet: tuple[int | None, tuple[int, ...], int] | None = None
     stall_list: int | None = None  # line of a stall inspector's list header or its last entry
     shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
 

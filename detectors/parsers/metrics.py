@@ -340,6 +340,53 @@ def _csv_row(m: re.Match[str], seg: Segment) -> bool:
     return _row(seg, getattr(seg.file, "csv_cols", None), seg.body.strip().split(","), empty_ok=True)
 
 
+# --- a plain whitespace-aligned table: columns named only in its header ----------------------
+# skorch's PrintLog ("  epoch    train_loss    valid_loss     dur", a "-------  ----" rule, then bare
+# rows whose best values are in ANSI colours), fastai's "epoch train_loss valid_loss accuracy time":
+# the header names the columns, the rows hold only numbers, read by those names like a CSV file's
+# (colour codes are gone before the scan: parse.py)
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/.-]{0,40}")
+PLAIN_TABLE_GAP = 8  # a row more than this many lines below the header or the last row is another text's
+
+
+def _plain_header_cols(body: str) -> tuple[str | None, ...] | None:
+    """A header of bare column names: every word a name, adjacent words that together name a known
+    column joined ("train loss" as printed with single spaces); None if it is not one."""
+    words = body.split()
+    if len(words) < 2 or len(words) > 64 or not all(_HEADER_WORD.fullmatch(w) for w in words):
+        return None
+    cells: list[str] = []
+    i = 0
+    while i < len(words):
+        pair = f"{words[i]} {words[i + 1]}" if i + 1 < len(words) else ""
+        if pair and pair.casefold().replace("_", " ").replace("-", " ") in _HEADER_KEYS:
+            cells.append(pair)
+            i += 2
+        else:
+            cells.append(words[i])
+            i += 1
+    return _named_columns(cells)
+
+
+def _plain_header(m: re.Match[str], seg: Segment) -> bool:
+    if (cols := _plain_header_cols(seg.body)) is not None:
+        seg.file.plain_cols = cols
+        seg.file.plain_line = seg.source.line
+    return False
+
+
+def _plain_row(m: re.Match[str], seg: Segment) -> bool:
+    # (a FileState pickled by an older version lacks plain_cols)
+    cols = getattr(seg.file, "plain_cols", None)
+    last = getattr(seg.file, "plain_line", None)
+    if cols is None or last is None or not 0 < seg.source.line - last <= PLAIN_TABLE_GAP:
+        return False
+    if _row(seg, cols, seg.body.split(), empty_ok=False):
+        seg.file.plain_line = seg.source.line
+        return True
+    return False
+
+
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
@@ -357,6 +404,11 @@ RULES = [
                              r"(?:,[A-Za-z0-9_/.-]{1,60})*\r?$", _csv_header, on_raw=True),
     Rule("table.csv_row", r"^[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
          _csv_row, on_raw=True),
+    # a plain table's header starts with its clock column; its rows are numbers only
+    Rule("table.plain_header", r"^[ \t]*(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
+         on_raw=True),
+    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*)+[ \t]*\r?$",
+         _plain_row, on_raw=True),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
          on_raw=True),
 ]

@@ -41,18 +41,9 @@ KNOWN_ENGINE_MISSES: dict[str, str] = {
     # were fixed in the engine, each as a class
     "sigkill-keras-console": "no incident at all: the single Keras process (no launcher) just stops "
                              "mid-epoch, the log holds no exit code, no 'Killed', no traceback",
-    # first look, round 5 (fresh3: Ray Train 2.60, TRL 1.16, skorch 1.4, structlog 26.1; 19/25 right): the 6 misses, kept
-    # unfixed for the lead (tests/e2e/README.md gives their lines and classes)
-    "exception-raytrain-raylaunch": "rank_exception, rank null: the rank is only in Ray's '[Rank 1 Error Snippet]:' "
-                                    "header and the controller's 'pid=N) world_rank=1' table",
-    "sigkill-raytrain-raylaunch": "rank_exception of rank null first (the controller's WorkerGroupError / "
-                                  "ActorDiedError); rank_killed only as collateral, rank null",
-    "hang-raytrain-raylaunch": "rank_exception, rank null (the peers' gloo 'Timed out waiting 15000ms' under "
-                               "'[Rank 0,3 Error Snippet]' / '[Rank 2 Error Snippet]'), not rank_hang of rank 1",
-    "spike-raytrain-raylaunch": "grad_norm_explosion of rank 0 (the only worker line Ray's log folding kept), "
-                                "not null",
-    "nan-skorch-console": "no incident: skorch's PrintLog table (columns named only in its header) is not read",
-    "spike-skorch-console": "no incident: skorch's PrintLog table (columns named only in its header) is not read",
+    # first look, round 5 (fresh3: Ray Train 2.60, TRL 1.16, skorch 1.4, structlog 26.1; 19/25 right): its 6 misses
+    # were fixed in the engine, each as a class (the orchestrator's pid table and error sections, folded
+    # lines, plain tables named by their header; tests/detectors/test_orchestrator_lines.py)
 }
 
 
