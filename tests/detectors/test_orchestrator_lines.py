@@ -217,7 +217,8 @@ def test_a_nan_row_of_a_plain_table() -> None:
 def test_header_names() -> None:
     # https://github.com/fastai/fastai/issues/2500 (verbatim header)
     assert _plain_header_cols("epoch     train_loss  valid_loss  accuracy  perplexity  time    ") == (
-        "epoch", "loss", "eval_loss", None, None, None)
+        "epoch", "loss", "eval_loss", None, "ppl", None)  # a perplexity is read as ln(ppl) only
+    # where the row prints no loss of its own (test_instability); this row has one
     # prose is no header
     assert _plain_header_cols("Epoch 3 finished, loss went down") is None
     assert _plain_header_cols("epoch loss") == ("epoch", "loss")
