@@ -9,6 +9,9 @@ real excerpts of the corpus (their source threads are in each ``case.json``):
 - h3-102: coqui-ai/TTS#2070 (VITS, https://github.com/coqui-ai/TTS/issues/2070)
 - h3-103: coqui-ai/TTS#3637 (GlowTTS, https://github.com/coqui-ai/TTS/issues/3637)
 - d4-031: a YourTTS recipe's evaluation block (``avg_loss_*``), see its ``case.json``
+
+and, from another project, a pytorch-template style trainer that logs its epoch summary one
+``key : value`` per line (https://github.com/facebookresearch/maskrcnn-benchmark/issues/1334).
 """
 
 from __future__ import annotations
@@ -32,7 +35,26 @@ LONE_COMPONENTS = [
     ("h3-103", "     | > loss_dur: 3.0002617835998535  (2.896509297688802)"),
     ("d4-031", "     | > avg_loss_kl: 174.0107794040587 (+0)"),
     ("d4-031", "     | > avg_loss_mel: 27.186232636614545 (+0)"),
+    ("maskrcnn-benchmark#1334", "2022-03-09 06:21:51,095 - trainer - INFO -     loss_box_reg   : 0.10907483100891113"),
+    ("maskrcnn-benchmark#1334", "2022-03-09 06:21:51,095 - trainer - INFO -     attribute_loss : 0.24423398077487946"),
 ]
+
+# maskrcnn-benchmark#1334, verbatim: two epoch summaries, one metric per line
+EPOCH_SUMMARIES = """\
+2022-03-09 06:21:51,094 - trainer - INFO -     epoch          : 1
+2022-03-09 06:21:51,095 - trainer - INFO -     loss_classifier: 0.11012238264083862
+2022-03-09 06:21:51,095 - trainer - INFO -     loss_box_reg   : 0.10907483100891113
+2022-03-09 06:21:51,095 - trainer - INFO -     attribute_loss : 0.24423398077487946
+2022-03-09 06:21:51,095 - trainer - INFO -     loss_objectness: 0.032822877168655396
+2022-03-09 06:21:51,095 - trainer - INFO -     loss_rpn_box_reg: 0.015091314911842346
+2022-03-09 06:21:51,095 - trainer - WARNING - Warning: Metric 'val_loss' is not found. Model performance monitoring is disabled.
+2022-03-09 06:33:35,350 - trainer - INFO -     epoch          : 2
+2022-03-09 06:33:35,350 - trainer - INFO -     loss_classifier: 0.025048378854990005
+2022-03-09 06:33:35,350 - trainer - INFO -     loss_box_reg   : 0.033926017582416534
+2022-03-09 06:33:35,350 - trainer - INFO -     attribute_loss : 0.1824456751346588
+2022-03-09 06:33:35,351 - trainer - INFO -     loss_objectness: 0.008666656911373138
+2022-03-09 06:33:35,351 - trainer - INFO -     loss_rpn_box_reg: 0.0010567393619567156
+"""
 
 
 @pytest.mark.parametrize(("source", "line"), LONE_COMPONENTS)
@@ -76,3 +98,11 @@ def test_a_coqui_block_total_is_still_read() -> None:
     events = engine.feed(path.read_bytes(), 1, engine.open_file(str(path)))
     losses = [e.data["loss"] for e in events if e.kind is EventKind.SAMPLE and "loss" in e.data]
     assert losses == [pytest.approx(3.6332433223724365)]
+
+
+def test_per_line_epoch_summaries_make_no_loss_series() -> None:
+    engine = Engine()
+    events = engine.feed(EPOCH_SUMMARIES.encode(), 1, engine.open_file("train.log"))
+    # before: six components read as six samples of one loss (0.11, 0.24, 0.033, 0.025, ...)
+    assert [e for e in events if e.kind is EventKind.SAMPLE and "loss" in e.data] == []
+    assert engine.verdict() == []
