@@ -98,7 +98,7 @@ def test_a_coqui_block_total_is_still_read() -> None:
     events = engine.feed(path.read_bytes(), 1, engine.open_file(str(path)))
     losses = [e.data["loss"] for e in events if e.kind is EventKind.SAMPLE and "loss" in e.data]
     assert losses == [pytest.approx(3.6332433223724365)]
-    assert engine.verdict() == []  # healthy (h3-103): no series made of its loss_dur / log_mle lines
+    assert engine.verdict() == []  # healthy (h3-103): its lone loss_dur line makes no second loss sample
 
 
 def test_per_line_epoch_summaries_make_no_loss_series() -> None:
