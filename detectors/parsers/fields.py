@@ -34,7 +34,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
                   "gradient norm", "grad_norm_total"),
     "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
                    "grad_scale", "grad scale",
-                   "grad_scaler_scale", "cur_scale", "scaler_scale", "amp_scale", "scale"),
+                   "grad_scaler_scale", "amp_scaler", "cur_scale", "scaler_scale", "amp_scale", "scale"),
     "lr": ("learning_rate", "learning rate", "lr"),
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
@@ -232,6 +232,11 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
         # (an infinite perplexity is exp() overflowing: the loss is beyond 709 nats, not infinite)
         out["loss"] = math.log(ppl) if ppl == ppl else math.nan  # a NaN perplexity is a NaN loss
     if "loss" not in out and parts:
+        if not out and len(parts) == 1 and all(map(math.isfinite, parts.values())):
+            # one finite component alone on its line ("| > loss_mel: 16.8  (17.38)"): a line of a
+            # metric block printed one metric per line (Coqui, mmcv's dumps), not the loss; a
+            # non-finite part still is (a NaN in any part is a NaN total)
+            return
         out["loss"] = math.fsum(parts.values()) if all(map(math.isfinite, parts.values())) else _worst(parts)
 
 
