@@ -28,6 +28,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Protocol
 
 __all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "ScanForm", "Scanner", "available_engines", "best_engine", "set_database_cache"]
@@ -264,7 +265,9 @@ class Scanner:
 
             self._db.scan(buf, match_event_handler=on_match)
             found = _line_hits(buf, ends)
-            return self._confirmed(buf, found) if self._maybe else found
+            if self._maybe and ends and max(map(itemgetter(1), ends)) >= len(self.patterns):
+                return self._confirmed(buf, found)  # a maybe pattern matched (rare: no copy otherwise)
+            return found
         hits: list[Hit] = []
         rx = self._any if self.engine == "re2" else self._any_py
         pos = 0
