@@ -28,6 +28,7 @@ from detectors.parsers import context, exceptions, launcher, metrics, perf, stal
 from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
+from detectors.scanforms import FORMS
 from detectors.scanner import NoiseRule, Scanner
 from detectors.shapes import ShapeBook
 from detectors.volatile import digest as volatile_digest
@@ -76,7 +77,11 @@ class LogParser:
         metric_ids = frozenset(i for i, r in enumerate(self.special) if r.name.startswith("metrics."))
         soft_ids = metric_ids | {i for i, r in enumerate(self.special) if r.name.startswith("perf.")}
         noise = NoiseRule(metric_ids, frozenset(soft_ids), metrics._KEYS)
-        self.scanner = Scanner(patterns, engine=engine, noise=noise)
+        names = [r.name for r in self.special] + [""] * len(self.fingerprints) + [_EXCEPTION.name]
+        if unknown := sorted(FORMS.keys() - set(names)):
+            raise ValueError(f"detectors.scanforms names no parser rule: {unknown}")
+        forms = {i: FORMS[name] for i, name in enumerate(names) if name in FORMS}
+        self.scanner = Scanner(patterns, engine=engine, noise=noise, forms=forms)
         self._n_special = len(self.special)
         self._exc_id = len(patterns) - 1
         self._postfix_rule = next((r for r in self.special if r.name == metrics.FIELDS_RULE), None)

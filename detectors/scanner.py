@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Protocol
 
-__all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "Scanner", "available_engines", "best_engine", "set_database_cache"]
+__all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "ScanForm", "Scanner", "available_engines", "best_engine", "set_database_cache"]
 
 # noise by shape: the NCCL debug header of an INFO line (``host:pid:tid [dev] [file:line] NCCL INFO``),
 # and a \r-segment that is a tqdm bar and nothing after it (``desc:  42%|████▏     | 5/12 [..]``)
@@ -174,17 +175,52 @@ def _line_hits(buf: bytes, ends: list[tuple[int, int]]) -> list[Hit]:
     return hits
 
 
+@dataclass(frozen=True)
+class ScanForm:
+    """What Hyperscan runs in place of one rule's pattern, when the pattern itself is slow to scan
+    for (a common word such as ``NCCL INFO`` or ``|`` followed by a long tail to try).
+
+    ``sure``: patterns each of whose matches is a match of the rule's pattern (alternatives of it,
+    or narrower). ``maybe``: looser patterns (a rare literal the rule's pattern always contains). Every
+    line the rule's pattern matches must match one of the two lists. A line that only a ``maybe``
+    pattern matched gets the rule's id only if the rule's own pattern matches in the line (Python
+    ``re``), so the ids a line gets are those of the rule's pattern: the form changes speed only."""
+
+    sure: tuple[str, ...] = ()
+    maybe: tuple[str, ...] = ()
+
+
 class Scanner:
-    def __init__(self, patterns: Sequence[str], engine: str | None = None, noise: NoiseRule | None = None) -> None:
+    def __init__(self, patterns: Sequence[str], engine: str | None = None, noise: NoiseRule | None = None,
+                 forms: Mapping[int, ScanForm] | None = None) -> None:
+        """``forms``: for some rules (by index), what Hyperscan scans for instead (``ScanForm``); the
+        other engines run the rules' own patterns."""
         self.patterns = list(patterns)
         self.noise = noise
+        self.forms = dict(forms or {})
+        if any(not 0 <= i < len(self.patterns) for i in self.forms):
+            raise ValueError("a scan form names a rule that is not in patterns")
         if engine is not None and (engine not in ENGINES or not _importable(engine)):
             have = ", ".join(available_engines())
             raise ValueError(f"scan engine {engine!r} is not available here (have: {have})")
         self.engine = engine or best_engine()
         self._py: list[re.Pattern[bytes]] = []
+        # a maybe pattern of rule i reports id n + i (n: the number of rules), checked by _confirmed
+        self._maybe: dict[int, tuple[int, re.Pattern[bytes]]] = {}
         if self.engine == "hyperscan":
-            self._db: Any = _hyperscan_db(self.patterns)
+            n = len(self.patterns)
+            exprs: list[tuple[str, int]] = []
+            for i, own in enumerate(self.patterns):
+                form = self.forms.get(i)
+                if form is None:
+                    exprs.append((own, i))
+                    continue
+                exprs += [(p, i) for p in form.sure] + [(p, n + i) for p in form.maybe]
+                if form.maybe:
+                    # searched in one line (no newline): MULTILINE would change nothing but make re
+                    # try a pattern that starts with "^" at every offset
+                    self._maybe[n + i] = (i, re.compile(own.encode()))
+            self._db: Any = _hyperscan_db(exprs)
         elif self.engine == "re2":
             import re2
 
@@ -228,7 +264,10 @@ class Scanner:
                 append((to, rid))
 
             self._db.scan(buf, match_event_handler=on_match)
-            return _line_hits(buf, ends)
+            found = _line_hits(buf, ends)
+            if self._maybe and ends and max(map(itemgetter(1), ends)) >= len(self.patterns):
+                return self._confirmed(buf, found)  # a maybe pattern matched (rare: no copy otherwise)
+            return found
         hits: list[Hit] = []
         rx = self._any if self.engine == "re2" else self._any_py
         pos = 0
@@ -254,13 +293,39 @@ class Scanner:
         return hits
 
 
-def _hyperscan_db(patterns: list[str]) -> Any:
+    def _confirmed(self, buf: bytes, hits: list[Hit]) -> list[Hit]:
+        """``hits`` with each maybe id made its rule's id where the rule's pattern matches the line,
+        and dropped where it does not (a line left with no id is no candidate)."""
+        maybe = self._maybe
+        out: list[Hit] = []
+        for start, end, ids in hits:
+            if not maybe.keys().isdisjoint(ids):
+                line = buf[start:end]
+                kept = [i for i in ids if i not in maybe]
+                for i in ids:
+                    if i in maybe:
+                        rid, rx = maybe[i]
+                        if rid not in kept and rx.search(line) is not None:
+                            kept.append(rid)
+                if not kept:
+                    continue
+                ids = kept
+            out.append((start, end, ids))
+        return out
+
+
+def _hyperscan_db(exprs: list[tuple[str, int]]) -> Any:
+    """A block-mode database of (pattern, id) pairs (several patterns may report one id)."""
     import hyperscan
 
     flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
     cache = _DB_CACHE
+    patterns = [p for p, _ in exprs]
+    ids = [i for _, i in exprs]
+    # (the ids are in the key only when they are not 0, 1, 2, ...: old cache entries stay valid)
+    id_key = [] if ids == list(range(len(ids))) else [f"ids {ids}"]
     key = hashlib.sha256(
-        "\0".join([f"hyperscan {getattr(hyperscan, '__version__', '?')} block flags {flags}", *patterns]).encode()
+        "\0".join([f"hyperscan {getattr(hyperscan, '__version__', '?')} block flags {flags}", *id_key, *patterns]).encode()
     ).hexdigest()
     if cache is not None:
         data = cache.load(key)
@@ -274,7 +339,7 @@ def _hyperscan_db(patterns: list[str]) -> Any:
     db = hyperscan.Database()
     db.compile(
         expressions=[p.encode() for p in patterns],
-        ids=list(range(len(patterns))),
+        ids=ids,
         elements=len(patterns),
         flags=[flags] * len(patterns),
     )
