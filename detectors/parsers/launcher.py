@@ -237,10 +237,10 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
         f.summary_ctx_rank = None  # a new failure block (or the end of the summary)
         return True
     if _ROOT.search(body):
-        f.summary_root = True
+        f.summary_root, f.summary_others = True, False
         return True
     if _FAILURES.match(body):
-        f.summary_root = False
+        f.summary_root, f.summary_others = False, True
         return True
     tm = _S_TIME.match(body)
     if tm:
@@ -254,7 +254,7 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
     em = _S_EXIT.match(body)
     if em and f.summary_rank is not None:
         ev = _exit(seg, int(em.group("code")), "torchrun_summary", trusted=True, local_rank=f.summary_local,
-                   pid=int(em.group("pid")), root_cause=f.summary_root)
+                   pid=int(em.group("pid")), root_cause=f.summary_root, other_failure=f.summary_others)
         ev.rank = f.summary_rank  # the summary names the GLOBAL rank
         f.summary_ctx_rank = f.summary_rank  # its error_file / traceback lines follow
         f.summary_rank = None
