@@ -93,3 +93,28 @@ def test_failed_async_init_chain_is_an_nccl_error(line: str) -> None:
 ])
 def test_inner_frames_and_success_are_not_matches(line: str) -> None:
     assert _matches(line) == []
+
+
+@pytest.mark.parametrize("line", [
+    # from https://github.com/OpenRLHF/OpenRLHF/issues/265 (corpus h6a-033): a Ray worker, container-local address
+    "(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after 1800s "
+    "while trying to connect to (172.17.0.2, 44737).",
+    # from https://github.com/lllyasviel/ControlNet/issues/382
+    "[E socket.cpp:793] [c10d] The client socket has timed out after 1800s while trying to connect to (127.0.0.1, 48391).",
+])
+def test_unreachable_store_is_the_jobs_nccl_error(line: str) -> None:
+    assert _matches(line) == [("nccl_error", None)]
+
+
+def test_unreachable_store_outranks_the_peers_collective_timeout() -> None:
+    # OpenRLHF#265: the group never forms, so a rank that joined times out on its first collectives
+    from detectors.diagnosis import build_report
+    from tests.helpers import fed_state
+
+    lines = ["(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after "
+             "1800s while trying to connect to (172.17.0.2, 44737).",
+             "(ActorModelRayActor pid=207260, ip=10.0.1.75) [E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught "
+             "collective operation timeout: WorkNCCL(SeqNum=3856, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+             "Timeout(ms)=1800000) ran for 1800268 milliseconds before timing out."]
+    top = build_report(fed_state(lines, "x.log"))["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
