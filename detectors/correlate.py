@@ -380,8 +380,12 @@ class _Correlator:
         waiting: list[Event] = []  # exits whose own error was a consequence (see below)
         lone_abort = self._lone_abort()
         agent_exits = any(str(e.data.get("reporter", "")).startswith("torchrun") for e in self.st.exits)
+        # torchrun's summary: 'Root Cause (first observed failure)' names the first failed worker;
+        # the blocks under 'Failures:' (and those above it, cut from an excerpt) are the others
+        claimed = any(e.data.get("root_cause") for e in self.st.exits)
         for ev in self.st.exits:
             d = ev.data
+            other = d.get("reporter") == "torchrun_summary" and not d.get("root_cause") and (claimed or d.get("other_failure"))
             code = d["exitcode"]
             rank = self.resolve(ev.rank, d.get("local_rank"))
             step = ev.step
@@ -408,6 +412,8 @@ class _Correlator:
                         break
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
+            if other and not claimed:
+                rank = None  # the first observed failure is not in these lines: the others do not name it
             if rank is not None:
                 kw["rank_from"] = "launcher"
             if code > 0 and d.get("reporter") == "torch.multiprocessing.spawn" and self._error_below(ev) is Role.COLLATERAL:
@@ -422,8 +428,8 @@ class _Correlator:
             elif code > 0 and job_cause:
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code > 0:
-                out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], priority=self.cat["rank_exception"].priority - 2,
-                                        weak=True, **kw))
+                out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source],
+                                        priority=self.cat["rank_exception"].priority - (3 if other else 2), weak=True, **kw))
             elif ev is lone_abort:
                 # one worker died of SIGABRT and no watchdog timeout explains it: it aborted itself
                 out.append(self.finding("native_abort", rank, step, ev.time, [ev.source],

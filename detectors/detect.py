@@ -269,6 +269,8 @@ class JobState:
             self._match(ev, order, step)
         elif ev.kind is EventKind.EXIT:
             self.finished = True
+            if ev.data.get("host") and any(e.data.get("host") not in (None, ev.data["host"]) for e in self.exits):
+                self.multi_node = True  # the launcher reports failed workers on several hosts
             ev.step = step
             ev.data["order"] = order
             self.exits.append(ev)

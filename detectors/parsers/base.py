@@ -38,6 +38,7 @@ class FileState:
     local_to_global: dict[int, int] = field(default_factory=dict)
     # torchrun ChildFailedError summary block being read
     summary_root: bool = False
+    summary_others: bool = False  # inside its 'Failures:' list (the failures other than the root cause)
     summary_rank: int | None = None
     summary_local: int | None = None
     summary_time: str | None = None

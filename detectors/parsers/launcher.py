@@ -183,7 +183,7 @@ def _composer(m: re.Match[str], seg: Segment) -> bool:
 
 # Slurm's srun names the task (SLURM_PROCID, the global rank when srun starts one task per
 # rank) and how it ended; once the step is being terminated, the rest is teardown
-_SRUN = re.compile(r"srun: error: \S+: (?P<kind>tasks?) (?P<tasks>[\d,-]+): (?:Exited with exit code (?P<code>\d+)"
+_SRUN = re.compile(r"srun: error: (?P<host>\S+): (?P<kind>tasks?) (?P<tasks>[\d,-]+): (?:Exited with exit code (?P<code>\d+)"
                    r"|(?P<sig>Killed|Segmentation fault|Aborted|Terminated|Bus error|Floating point exception|Illegal instruction))")
 _SRUN_STOP = re.compile(r"srun: (?:Terminating|Job step aborted|Force Terminated)|\*\*\* STEP \S+ ON \S+ CANCELLED")
 _SRUN_SIGNALS = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
@@ -203,7 +203,7 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
         # srun is tearing the step down after a failure: these tasks are its victims
         seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": signal_name(code), "reporter": "srun"})
         return True
-    ev = _exit(seg, code, "srun", trusted=True)
+    ev = _exit(seg, code, "srun", trusted=True, host=sm.group("host"))
     if sm.group("kind") == "task":
         ev.rank = int(sm.group("tasks"))
         ev.rank_from = "launcher"
@@ -237,10 +237,10 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
         f.summary_ctx_rank = None  # a new failure block (or the end of the summary)
         return True
     if _ROOT.search(body):
-        f.summary_root = True
+        f.summary_root, f.summary_others = True, False
         return True
     if _FAILURES.match(body):
-        f.summary_root = False
+        f.summary_root, f.summary_others = False, True
         return True
     tm = _S_TIME.match(body)
     if tm:
@@ -254,7 +254,7 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
     em = _S_EXIT.match(body)
     if em and f.summary_rank is not None:
         ev = _exit(seg, int(em.group("code")), "torchrun_summary", trusted=True, local_rank=f.summary_local,
-                   pid=int(em.group("pid")), root_cause=f.summary_root)
+                   pid=int(em.group("pid")), root_cause=f.summary_root, other_failure=f.summary_others)
         ev.rank = f.summary_rank  # the summary names the GLOBAL rank
         f.summary_ctx_rank = f.summary_rank  # its error_file / traceback lines follow
         f.summary_rank = None

@@ -61,3 +61,60 @@ def test_an_nccl_error_every_member_reports_is_the_jobs() -> None:
     both = build_report(fed_state([_nccl_error(0), _nccl_error(2)], "x.log"))["incidents"][0]
     assert (both["failure"], both["initiator"]["rank"]) == ("nccl_error", None)
     assert {c["rank"] for c in both["collateral"]} == {0, 2}
+
+
+@pytest.mark.parametrize("line", [
+    # from https://github.com/ultralytics/ultralytics/issues/22878 (corpus h6b-036)
+    "[2025-12-05 17:00:28] TT:454558:454558 [0] init.cc:1791 NCCL WARN Invalid rank requested : 2/2",
+    # from https://github.com/jeffffffli/HybrIK/issues/47
+    "ued37c44e4ea65b:6861:6861 [7] init.cc:981 NCCL WARN Invalid rank requested : 7/4",
+])
+def test_invalid_rank_at_init_is_the_jobs_nccl_error(line: str) -> None:
+    # the rank/nranks pair is a slot the launch misconfigured, not a failing process
+    assert _matches(line) == [("nccl_error", None)]
+
+
+@pytest.mark.parametrize("line", [
+    # from https://github.com/pytorch/pytorch/issues/131781 (corpus h6a-035): bootstrap socket, ncclSystemError
+    "g105:26921:27058 [0] NCCL INFO group.cc:64 -> 2 [Async thread]",
+    # from https://github.com/NVIDIA/nccl/issues/675: ncclInternalError
+    "hostname:2714030:2728529 [2] NCCL INFO group.cc:72 -> 3 [Async thread]",
+    # from https://github.com/NVIDIA/nccl/issues/1612: ncclRemoteError
+    "[0] NCCL INFO group.cc:75 -> 6 [Async thread]",
+])
+def test_failed_async_init_chain_is_an_nccl_error(line: str) -> None:
+    assert _matches(line) == [("nccl_error", None)]
+
+
+@pytest.mark.parametrize("line", [
+    # the same chain's inner frames, and a zero return, are no failure line of their own
+    "g105:26921:27058 [0] NCCL INFO bootstrap.cc:275 -> 2",
+    "g105:26921:27058 [0] NCCL INFO group.cc:64 -> 0 [Async thread]",
+])
+def test_inner_frames_and_success_are_not_matches(line: str) -> None:
+    assert _matches(line) == []
+
+
+@pytest.mark.parametrize("line", [
+    # from https://github.com/OpenRLHF/OpenRLHF/issues/265 (corpus h6a-033): a Ray worker, container-local address
+    "(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after 1800s "
+    "while trying to connect to (172.17.0.2, 44737).",
+    # from https://github.com/lllyasviel/ControlNet/issues/382
+    "[E socket.cpp:793] [c10d] The client socket has timed out after 1800s while trying to connect to (127.0.0.1, 48391).",
+])
+def test_unreachable_store_is_the_jobs_nccl_error(line: str) -> None:
+    assert _matches(line) == [("nccl_error", None)]
+
+
+def test_unreachable_store_outranks_the_peers_collective_timeout() -> None:
+    # OpenRLHF#265: the group never forms, so a rank that joined times out on its first collectives
+    from detectors.diagnosis import build_report
+    from tests.helpers import fed_state
+
+    lines = ["(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after "
+             "1800s while trying to connect to (172.17.0.2, 44737).",
+             "(ActorModelRayActor pid=207260, ip=10.0.1.75) [E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught "
+             "collective operation timeout: WorkNCCL(SeqNum=3856, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+             "Timeout(ms)=1800000) ran for 1800268 milliseconds before timing out."]
+    top = build_report(fed_state(lines, "x.log"))["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
