@@ -139,6 +139,6 @@ def test_a_nan_guard_exception_is_a_nonfinite_loss() -> None:
 
 
 def test_other_exceptions_stay_crashes() -> None:
-    lines = LEMMA[:4] + ['    raise RuntimeError("ERROR: could not open {}".format(path))',
-                         "RuntimeError: ERROR: could not open data/train.json"]
+    lines = [*LEMMA[:4], '    raise RuntimeError("ERROR: could not open {}".format(path))',
+             "RuntimeError: ERROR: could not open data/train.json"]
     assert _run(lines)[0].failure == "rank_exception"
