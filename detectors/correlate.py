@@ -696,9 +696,11 @@ class _Correlator:
         demoted: list[Finding] = []
         if (numeric or nan_lines) and collapse and (
                 (numeric and _precedes(collapse, numeric))
-                or (descent and all(f.rank is None for f in numeric + nan_lines))):
+                or ((descent or any(f.data.get("explicit") for f in collapse))
+                    and all(f.rank is None for f in numeric + nan_lines))):
             # the scaler hit its floor first (fp16 ran out of range and the NaN followed), or the
             # NaN is the job-wide loss of the steps the scaler was seen skipping on its way down
+            # (or that it said it could no longer skip: Marian's "already at minimum")
             for f in numeric + nan_lines:
                 f.role = Role.COLLATERAL
             scale += numeric + nan_lines

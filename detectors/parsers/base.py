@@ -48,6 +48,8 @@ class FileState:
     mpi_first: int | None = None  # mpirun's "Process name: [[j,1],R]" awaiting its "Exit code:" line
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
     bare_step: int | None = None  # the step of the last bare "76970 2.6265" column line
+    # the first half of a clipping report a paste word-wrapped: (line, factor form, the norm)
+    clip_cut: tuple[int, bool, str | None] | None = None
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)
     nccl_last: tuple[int, str, int] | None = None
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)

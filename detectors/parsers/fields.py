@@ -29,6 +29,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
              "avg loss", "mean_loss", "loss_value", "cross_entropy", "cross entropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
+             "cost",  # the loss under its optimisation name: Marian's "Cost 87.32", Theano-era "Cost  25.91"
              "l1"),  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total"),
@@ -49,7 +50,8 @@ CANONICAL: dict[str, str] = {s: k for k, spellings in SYNONYMS.items() for s in 
 METRIC_KEYS = frozenset({"loss", "grad_norm", "loss_scale", "eval_loss"})
 
 # PaddleOCR/PaddleDetection format with "{:x<6f}", which pads "nan" to "nanxxx"
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)(?:x{1,8})?(?![a-z])"
+# Python's zero-padded formats ("{:07.5f}") pad "nan" to "0000nan": tried before the plain numbers
+_NUM = r"[-+]?0{0,12}(?:nan|inf(?:inity)?)(?:x{1,8})?(?![a-z])|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 # the key alternatives: longest first so "loss scale" wins over "loss"; a namespace such as
 # "train/", "trainer.", "losses/" (ignored) or "eval/", "val_" (→ eval) may precede the key
 _SEP = re.compile(r"[ _-]")
@@ -76,8 +78,8 @@ def _field(key: str) -> re.Pattern[str]:
         r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
         # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
         r"(?:total\s{0,4}[:=]\s{0,4})?"
-        # (a percentage is a progress, not a value: "Train step: 45%")
-        rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*\s?%)(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
+        # (a percentage is a progress, not a value: "Train step: 45%"; nor is a duration: "cost 278.35s")
+        rf"['\"]?(?:tensor\(\[?|\[\s{{0,8}})?(?P<v>{_NUM})(?![\d.]*(?:\s?%|s\b))(?:\s{{0,2}}/\s{{0,2}}(?P<tot>\d+))?",
         re.IGNORECASE,
     )
 
@@ -90,6 +92,10 @@ _FIELD_NO_PARTS = _field(rf"(?P<key>{_ALTS})(?P<comp>(?!))?")
 
 def parse_number(text: str) -> float | None:
     t = text.strip().strip("'\"").lower().rstrip("x")
+    if t.lstrip("+-").startswith("0"):  # "0000nan": a zero-padded non-finite value
+        rest = t.lstrip("+-").lstrip("0")
+        if rest.startswith(("nan", "inf")):
+            t = t[:len(t) - len(t.lstrip("+-"))] + rest
     if t in ("nan", "+nan", "-nan"):
         return math.nan
     if t in ("inf", "+inf", "infinity", "+infinity"):

@@ -33,7 +33,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 _TRIGGER = (
     r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
     # the loss under its own name: a cross-entropy, or its exponential, the perplexity
-    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Pp]pl|PPL|[Pp]erplexity|L1)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
+    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
     # a loss component named after the loss ("loss_rpn_cls: 156.29", mmdet)
@@ -202,10 +202,31 @@ _CLIP_REPORTS = (
 )
 
 
+# the same reports word-wrapped by a paste (an e-mail client, a chat): the first half ends where
+# the threshold (or the factor) would start, the next physical line carries the rest
+_CLIP_CUT = (
+    (re.compile(rf"grad-norm quartiles(?: \S+){{4}} {_CLIP_NUM},?\s*$"), False),
+    (re.compile(r"Scaling gradients by\s*$"), True),
+)
+_CLIP_REST = (
+    re.compile(rf"\s*threshold={_CLIP_NUM}"),
+    re.compile(rf"\s*{_CLIP_NUM}, model_norm_threshold={_CLIP_NUM}"),
+)
+
+
 def _clip_report(m: re.Match[str], seg: Segment) -> bool:
     """The gradient norm and the clipping threshold a report names, as a sample: the threshold
     is the run's own reference for the norm (``clip_threshold``), so a norm far above it is an
     explosion without any history. The norm is the all-reduced one: the job's, never a rank's."""
+    pending = seg.file.clip_cut
+    seg.file.clip_cut = None
+    if pending is not None and pending[0] == seg.source.line - 1:
+        return _clip_rest(seg, pending[1], pending[2])
+    for rx, factor in _CLIP_CUT:
+        cm = rx.search(seg.body)
+        if cm is not None:
+            seg.file.clip_cut = (seg.source.line, factor, cm.group(1) if cm.groups() else None)
+            return False
     for rx, factor in _CLIP_REPORTS:
         cm = rx.search(seg.body)
         if cm is None:
@@ -216,6 +237,20 @@ def _clip_report(m: re.Match[str], seg: Segment) -> bool:
         norm = (t / a if a > 0 else math.inf) if factor else a
         return _emit(seg, {"grad_norm": norm, "clip_threshold": t}, "global")
     return False
+
+
+def _clip_rest(seg: Segment, factor: bool, first: str | None) -> bool:
+    """The second half of a wrapped clipping report (the line right after its first half)."""
+    if factor:
+        cm = _CLIP_REST[1].match(seg.body)
+        a, t = (parse_number(cm.group(1)), parse_number(cm.group(2))) if cm else (None, None)
+    else:
+        cm = _CLIP_REST[0].match(seg.body)
+        a, t = (parse_number(first or ""), parse_number(cm.group(1))) if cm else (None, None)
+    if a is None or t is None or not t > 0:
+        return False
+    norm = (t / a if a > 0 else math.inf) if factor else a
+    return _emit(seg, {"grad_norm": norm, "clip_threshold": t}, "global")
 
 
 # --- bare columns: print(step, loss.item()) -------------------------------------------
@@ -391,7 +426,9 @@ RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
-    Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by [0-9]|scaling down gradients \(L2 norm", _clip_report),
+    Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by|scaling down gradients \(L2 norm"
+         # (the second half of a wrapped report: read only right after its first half)
+         r"|threshold=[0-9]", _clip_report),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
