@@ -15,8 +15,8 @@ from monitor.evaluate import QUIET_CLASSES, EvalResult, evaluate
 from tests.conftest import REPO, SHARED
 
 CORPUS = REPO / "tests" / "corpus"
-OVERALL_FLOOR = 0.91  # scored 92.9% (834/898 in tests/corpus, + 21/21 shared) in round 4
-CLASS_FLOOR = 0.73  # every class with >= 5 cases (lowest: fp16_overflow 15/20 = 75.0%, training_instability 75.4%)
+OVERALL_FLOOR = 0.96  # scored 96.7% (948/980 in tests/corpus, + 21/21 shared) in round 5
+CLASS_FLOOR = 0.80  # every class with >= 5 cases (lowest: training_instability 55/67 = 82.1%, fp16_overflow 16/18 = 88.9%)
 
 
 @pytest.fixture(scope="module")
