@@ -12,8 +12,9 @@ from detectors.events import Event, EventKind
 
 if TYPE_CHECKING:
     from detectors.detect import JobState
+    from detectors.model import Incident
 
-__all__ = ["Sink", "append", "corpus_candidate_lines", "fed_state", "free_port", "stop_process", "sync"]
+__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_verdict", "fed_state", "free_port", "stop_process", "sync"]
 
 
 def fed_state(lines: list[str], path: str = "console.log", rank: int | None = None) -> JobState:
@@ -29,6 +30,16 @@ def fed_state(lines: list[str], path: str = "console.log", rank: int | None = No
         for ev in parser.parse_line(line, i, fs):
             st.add(ev)
     return st
+
+
+def engine_verdict(lines: list[str], path: str = "train.log") -> list[Incident]:
+    """The whole path a diagnosis takes over one file: the chunk scan (and its noise check),
+    the parse, detect and correlate."""
+    from detectors.engine import Engine
+
+    engine = Engine("t")
+    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file(path))
+    return engine.verdict()
 
 
 def free_port() -> int:

@@ -7,8 +7,7 @@ The class: a traceback that stops inside the check itself — vLLM's
 
 from __future__ import annotations
 
-from detectors.engine import Engine
-from detectors.model import Incident
+from tests.helpers import engine_verdict
 
 # corpus holdout6 h6a-039 (QAnything's docker-compose and FastChat prefixes, the message cut)
 VLLM_CUT = [
@@ -47,15 +46,11 @@ DMD2_CUT = [
 ]
 
 
-def _run(lines: list[str]) -> list[Incident]:
-    engine = Engine("t")
-    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
-    return engine.verdict()
 
 
 def test_a_traceback_cut_in_the_bf16_check_is_bf16_unsupported() -> None:
     for lines in (VLLM_CUT, RTG_CUT, TORCH_CUT, DMD2_CUT):
-        top = _run(lines)[0]
+        top = engine_verdict(lines)[0]
         assert top.failure == "bf16_unsupported_gpu", lines
         assert top.rank is None
 
@@ -66,7 +61,7 @@ def test_a_tensor_repr_in_bf16_is_not_an_autocast() -> None:
              '  File "train.py", line 9, in <module>',
              "          -4.0978e-08, -1.0477e-08]]], device='cuda:1', dtype=torch.bfloat16,",
              "RuntimeError: shape mismatch"]
-    assert all(i.failure != "bf16_unsupported_gpu" for i in _run(lines))
+    assert all(i.failure != "bf16_unsupported_gpu" for i in engine_verdict(lines))
 
 
 def test_a_fp16_autocast_frame_is_not_bf16() -> None:
@@ -74,4 +69,4 @@ def test_a_fp16_autocast_frame_is_not_bf16() -> None:
              '  File "train.py", line 9, in <module>',
              '    with torch.autocast("cuda", dtype=torch.float16):',
              "RuntimeError: boom"]
-    assert all(i.failure != "bf16_unsupported_gpu" for i in _run(lines))
+    assert all(i.failure != "bf16_unsupported_gpu" for i in engine_verdict(lines))

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 
-from detectors.engine import Engine
-from detectors.model import Incident
 from detectors.parsers.fields import extract
+from tests.helpers import engine_verdict
 
 # https://github.com/marian-nmt/marian/issues/120 (corpus holdout6 h6a-012)
 MARIAN = [
@@ -85,10 +84,6 @@ COQUI_CUT = [
 ]
 
 
-def _run(lines: list[str]) -> list[Incident]:
-    engine = Engine("t")
-    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
-    return engine.verdict()
 
 
 def test_cost_is_the_loss() -> None:
@@ -112,28 +107,28 @@ def test_a_zero_padded_nan_is_nan() -> None:
 
 
 def test_a_cost_turning_nan_is_a_nonfinite_loss() -> None:
-    top = _run(MARIAN)[0]
+    top = engine_verdict(MARIAN)[0]
     assert top.failure == "nonfinite_loss"
     assert top.rank is None
     assert "Cost nan" in top.evidence[0].text
-    assert _run(MARIAN[:2]) == []
+    assert engine_verdict(MARIAN[:2]) == []
 
 
 def test_a_zero_padded_nan_loss_is_a_nonfinite_loss() -> None:
-    top = _run(TF_ZERO_PAD)[0]
+    top = engine_verdict(TF_ZERO_PAD)[0]
     assert top.failure == "nonfinite_loss"
     assert top.step == 80
-    assert _run(TF_ZERO_PAD[:2]) == []
+    assert engine_verdict(TF_ZERO_PAD[:2]) == []
 
 
 def test_nan_costs_beside_a_scaler_at_its_floor_are_the_collapse() -> None:
-    found = _run(MARIAN_FLOOR)
+    found = engine_verdict(MARIAN_FLOOR)
     assert found[0].failure == "loss_scale_collapse"  # the NaN costs are the steps it could not skip
 
 
 def test_a_nan_guard_exception_is_a_nonfinite_loss() -> None:
     for lines in (LEMMA, MUPPET, MOZILLA_TTS, COQUI_CUT):
-        top = _run(lines)[0]
+        top = engine_verdict(lines)[0]
         assert top.failure == "nonfinite_loss", lines[-1]
         assert top.rank is None
 
@@ -141,4 +136,4 @@ def test_a_nan_guard_exception_is_a_nonfinite_loss() -> None:
 def test_other_exceptions_stay_crashes() -> None:
     lines = [*LEMMA[:4], '    raise RuntimeError("ERROR: could not open {}".format(path))',
              "RuntimeError: ERROR: could not open data/train.json"]
-    assert _run(lines)[0].failure == "rank_exception"
+    assert engine_verdict(lines)[0].failure == "rank_exception"

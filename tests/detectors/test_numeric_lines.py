@@ -13,11 +13,9 @@ Each fixture is a real line, quoted verbatim from the thread named beside it:
 
 from __future__ import annotations
 
-from detectors.engine import Engine
-from detectors.model import Incident
 from detectors.parsers.fields import METRIC_KEYS
 from detectors.scanner import NoiseRule
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 # https://github.com/PaddlePaddle/Paddle/issues/11659 (corpus h4-021): the fetched loss is a
 # numpy array, one value per device
@@ -69,11 +67,6 @@ OTHER_WORDINGS = [
 ]
 
 
-def _run(lines: list[str]) -> list[Incident]:
-    """The whole path a diagnosis takes: the chunk scan (and its noise check), then the parse."""
-    engine = Engine("t")
-    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
-    return engine.verdict()
 
 
 def _noise_rule() -> NoiseRule:
@@ -88,20 +81,20 @@ def test_a_loss_array_is_a_metric_key_beside_a_number() -> None:
 
 
 def test_a_nan_in_a_per_device_loss_array_is_a_nonfinite_loss() -> None:
-    top = _run(PADDLE_ARRAY)[0]
+    top = engine_verdict(PADDLE_ARRAY)[0]
     assert top.failure == "nonfinite_loss"
     assert top.rank is None  # the array's slots are devices, not ranks the log names
     assert "batch 500" in top.evidence[0].text
 
 
 def test_a_one_element_loss_array_turning_nan() -> None:
-    top = _run(PADDLESLIM_ARRAY)[0]
+    top = engine_verdict(PADDLESLIM_ARRAY)[0]
     assert top.failure == "nonfinite_loss"
     assert top.step == 10
 
 
 def test_finite_loss_arrays_raise_nothing() -> None:
-    assert _run(PADDLE_ARRAY[:1] + PADDLESLIM_ARRAY[:1]) == []
+    assert engine_verdict(PADDLE_ARRAY[:1] + PADDLESLIM_ARRAY[:1]) == []
 
 
 def test_the_bracketed_epoch_is_read() -> None:
@@ -115,20 +108,20 @@ def test_the_bracketed_epoch_is_read() -> None:
 
 def test_an_overflow_in_a_later_epoch_is_not_warm_up() -> None:
     """corpus d2-069: epoch 3 of 300, an apex overflow after the metric line."""
-    top = _run([MOBY, APEX])[0]
+    top = engine_verdict([MOBY, APEX])[0]
     assert top.failure == "fp16_overflow_skips"
     assert top.severity == "warning"
 
 
 def test_an_overflow_in_epoch_zero_stays_warm_up() -> None:
     """corpus num-034: the same logger in epoch 0: the scaler calibrating (info, never pages)."""
-    found = _run([APEX.replace("65536.0", "131072.0"), SWIN_EPOCH0])
+    found = engine_verdict([APEX.replace("65536.0", "131072.0"), SWIN_EPOCH0])
     assert [i.failure for i in found] == ["loss_scale_warmup"]
     assert found[0].severity == "info"
 
 
 def test_a_garbled_min_loss_scale_abort_is_the_collapse() -> None:
-    found = _run(FAIRSEQ_GARBLED)
+    found = engine_verdict(FAIRSEQ_GARBLED)
     assert found[0].failure == "loss_scale_collapse"
     assert found[0].severity == "critical"
     # the bare FloatingPointError right below is the abort's own exit, not a crash of its own
@@ -137,14 +130,14 @@ def test_a_garbled_min_loss_scale_abort_is_the_collapse() -> None:
 
 def test_other_wordings_of_the_min_scale_abort() -> None:
     for line in OTHER_WORDINGS:
-        assert _run([line])[0].failure == "loss_scale_collapse", line
+        assert engine_verdict([line])[0].failure == "loss_scale_collapse", line
 
 
 def test_a_bare_exception_far_below_a_cause_is_its_own_crash() -> None:
     """Only the traceback's own ending (at most a few lines below) is explained by the cause."""
     lines = [FAIRSEQ_GARBLED[1]] + [f"| epoch 001 | valid on 'valid' subset | ppl {n}.5" for n in range(8)] + [
         "Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "KeyError: 'net'"]
-    assert "rank_exception" in {i.failure for i in _run(lines)}
+    assert "rank_exception" in {i.failure for i in engine_verdict(lines)}
 
 
 # YOLACT's MovingAverage drops a non-finite loss term with this warning; every report shows the
@@ -168,7 +161,7 @@ YOLACT_EDGE = [
 
 def test_a_meter_dropping_non_finite_loss_terms_is_a_nonfinite_loss() -> None:
     for lines in (YOLACT, YOLACT_EDGE):
-        top = _run(lines)[0]
+        top = engine_verdict(lines)[0]
         assert top.failure == "nonfinite_loss"
         assert top.rank is None
         assert top.evidence[0].text.startswith("Warning: Moving average ignored")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 
-from detectors.engine import Engine
-from detectors.model import EventKind, Incident
+from detectors.model import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState
+from tests.helpers import engine_verdict
 
 # corpus holdout6 h6a-030 (k2-fsa/icefall fine-tuning, an e-mail-quoted paste), verbatim
 ICEFALL_WRAPPED = [
@@ -38,15 +38,11 @@ ZIPVOICE_HEALTHY = [
 ]
 
 
-def _run(lines: list[str]) -> list[Incident]:
-    engine = Engine("t")
-    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
-    return engine.verdict()
 
 
 def test_a_wrapped_quartile_report_far_above_its_threshold_is_an_explosion() -> None:
     for lines in (ICEFALL_WRAPPED[:3], ZIPVOICE_OUTLIER):
-        top = _run(lines)[0]
+        top = engine_verdict(lines)[0]
         assert top.failure == "grad_norm_explosion", lines
         assert top.rank is None
 
@@ -68,11 +64,11 @@ def test_both_wrapped_reports_are_read() -> None:
 
 
 def test_a_wrapped_report_within_its_threshold_is_healthy() -> None:
-    assert _run(ZIPVOICE_HEALTHY) == []
+    assert engine_verdict(ZIPVOICE_HEALTHY) == []
 
 
 def test_a_threshold_line_not_right_after_a_cut_report_is_not_read() -> None:
     lines = [*ZIPVOICE_OUTLIER[:2], "2025-07-16 15:27:27,000 INFO [train.py:1] something else",
              ZIPVOICE_OUTLIER[2]]
-    assert _run(lines) == []
-    assert _run(["threshold=7.139e-02, percent-clipped=10.0"]) == []
+    assert engine_verdict(lines) == []
+    assert engine_verdict(["threshold=7.139e-02, percent-clipped=10.0"]) == []
