@@ -22,12 +22,12 @@ HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_b
            "accelerate_job.py": "healthy-accelerate-logdir", "fabric_job.py": "healthy-fabric-logdir",
            "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console",
            "ray_job.py": "healthy-raytrain-raylaunch", "trl_job.py": "healthy-trl-logdir",
-           "skorch_job.py": "healthy-skorch-console", "structlog_job.py": "healthy-structlog-logdir"}
+           "skorch_job.py": "healthy-skorch-console", "structlog_job.py": "healthy-structlogfmt-logdir"}
 NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank",
        "accelerate_job.py": "nan-accelerate-logdir", "fabric_job.py": "nan-fabric_noerr-logdir",
        "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console",
        "ray_job.py": "nan-raytrain-raylaunch", "trl_job.py": "nan-trl-perrank", "skorch_job.py": "nan-skorch-console",
-       "structlog_job.py": "nan-structlog-console"}
+       "structlog_job.py": "nan-structlogfmt-console"}
 
 
 def job_named(name: str) -> Job:
@@ -60,7 +60,7 @@ def test_metrics_readers_read_every_logged_step() -> None:
         "loss": pytest.approx(0.1830), "grad_norm": pytest.approx(float("nan"), nan_ok=True)}
     assert sorted(metrics(GOLDEN / "healthy-keras-console" / "logs", job_named("healthy-keras-console"))) == [
         5, 10, 15, 20]
-    for name in ("healthy-trl-logdir", "healthy-skorch-console", "healthy-structlog-logdir"):
+    for name in ("healthy-trl-logdir", "healthy-skorch-console", "healthy-structlogfmt-logdir"):
         assert sorted(metrics(GOLDEN / name / "logs", job_named(name))) == list(range(1, 21)), name
     # Ray folds the workers' lines that differ only in their numbers, so some steps never reach the
     # console; rank 2's own first non-finite line survives

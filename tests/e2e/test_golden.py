@@ -116,7 +116,10 @@ def load_expected(case: Path) -> dict[str, Any]:
 
 def test_golden_set_is_complete() -> None:
     """Every scenario is recorded in each of its layouts, with a well-formed expected.json."""
-    want = {f"{sc.name}-{layout}" for sc in SCENARIOS.values() for layout in sc.layouts} | set(FRAMEWORK_CASES)
+    generated = {f"{sc.name}-{layout}" for sc in SCENARIOS.values() for layout in sc.layouts}
+    # a framework job named like a generated case would overwrite it in golden/ and be judged as the job
+    assert not generated & set(FRAMEWORK_CASES), sorted(generated & set(FRAMEWORK_CASES))
+    want = generated | set(FRAMEWORK_CASES)
     have = {case.name for case in CASES}
     assert want == have, (f"missing: {sorted(want - have)}, unexpected: {sorted(have - want)}; "
                           "regenerate with `.venv/bin/python -m tests.e2e.generate`")

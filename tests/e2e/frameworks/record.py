@@ -9,7 +9,9 @@ project's own venv does not need them; the golden tests read the recorded logs):
     /path/to/fwvenv/bin/python -m tests.e2e.frameworks.record --out /tmp/cases nan-pltrainer
 
 A case is ``<fault>-<framework>-<layout>`` (framework ``hftrainer``, ``pltrainer``,
-``accelerate``, ``fabric``, ``ignite`` or ``keras``, with a ``_variant`` suffix where a job differs).
+``accelerate``, ``fabric``, ``ignite``, ``keras``, ``raytrain``, ``trl``, ``skorch`` or ``structlogfmt`` (a
+torchrun loop logging through real structlog; not ``structlog``, the generated style's name), with a
+``_variant`` suffix where a job differs).
 Layouts: ``logdir``, ``console``, ``perrank`` (torchrun, as ``generate.torchrun_command``),
 ``acclaunch`` (``accelerate launch --multi_gpu``), ``spawn`` / ``pllaunch`` (plain python: the
 framework starts the ranks); a Keras job is one plain-python process whatever its layout says.
@@ -303,16 +305,16 @@ JOBS = [
         "the learning rate x1000 for the update that ends step 11 (gradients clipped at norm 1): step 12's "
         "train_loss jumps, finite. Single process: null."),
     # ---- a plain torchrun DDP loop logging through real structlog 26.1 (LogfmtRenderer), every rank
-    Job("healthy-structlog-logdir", "structlog_job.py", (), None, None, (),
+    Job("healthy-structlogfmt-logdir", "structlog_job.py", (), None, None, (),
         "structlog logfmt lines on every rank, 20 clean steps."),
-    Job("nan-structlog-console", "structlog_job.py", fault("nan", 1, 6), "nonfinite_loss", 1, others(1),
+    Job("nan-structlogfmt-console", "structlog_job.py", fault("nan", 1, 6), "nonfinite_loss", 1, others(1),
         "NaN in rank 1's input at step 6; every rank logs 'rank=R step=S loss=L grad_norm=G' (local loss, "
         "all-reduced norm), so rank 1's 'step=6 loss=nan' names it; the peers' losses are nan from step 7."),
-    Job("exception-structlog-perrank", "structlog_job.py", fault("exception", 2, 6), "rank_exception", 2, others(2),
+    Job("exception-structlogfmt-perrank", "structlog_job.py", fault("exception", 2, 6), "rank_exception", 2, others(2),
         "rank 2 raises ValueError before its step-6 forward."),
-    Job("sigkill-structlog-console", "structlog_job.py", fault("sigkill", 1, 5), "rank_killed", 1, others(1),
+    Job("sigkill-structlogfmt-console", "structlog_job.py", fault("sigkill", 1, 5), "rank_killed", 1, others(1),
         "rank 1 SIGKILLs itself at step 5."),
-    Job("hang-structlog-logdir", "structlog_job.py", fault("hang", 3, 6), "rank_hang", 3, others(3),
+    Job("hang-structlogfmt-logdir", "structlog_job.py", fault("hang", 3, 6), "rank_hang", 3, others(3),
         "rank 3 sleeps before step 6's all-reduce; 15 s gloo timeout; rank 3 logs nothing more."),
 ]
 
