@@ -13,6 +13,12 @@ import time
 
 import torch
 
+# The fd redirect and the allocator's OOM text are the generated scenario job's: one copy for
+# the generated and the framework jobs (both run as scripts from their own folders).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scenarios"))
+from train import cuda_oom_message as cuda_oom_message  # re-exported to the jobs
+from train import redirect_own_output as redirect_own_output
+
 FEATURES, HIDDEN, BATCH = 16, 32, 8
 FAULTS = ["none", "nan", "exception", "sigkill", "oom", "hang", "spike"]
 
@@ -28,30 +34,6 @@ def job_parser(faults: list[str]) -> argparse.ArgumentParser:
     p.add_argument("--own-log-dir", default=None, help="each rank dup2s fds 1, 2 to DIR/node0/rank_R.log")
     p.add_argument("--timeout", type=int, default=15, help="process-group timeout in seconds")
     return p
-
-
-def redirect_own_output(log_dir: str, rank: int) -> None:
-    path = os.path.join(log_dir, "node0", f"rank_{rank}.log")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    sys.stderr.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-
-
-def cuda_oom_message(gpu: int) -> str:
-    """The text PyTorch's CUDA caching allocator puts in its OutOfMemoryError (torch 2.x)."""
-    return (f"CUDA out of memory. Tried to allocate 2.00 GiB. GPU {gpu} has a total capacity of "
-            "79.19 GiB of which 1.06 GiB is free. Including non-PyTorch memory, this process has "
-            "78.12 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, "
-            "and 1.33 GiB is reserved by PyTorch but unallocated. If reserved but unallocated "
-            "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
-            "fragmentation.  See documentation for Memory Management  "
-            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
 
 
 class Synthetic(torch.utils.data.Dataset):  # type: ignore[type-arg]
