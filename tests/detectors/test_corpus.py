@@ -72,3 +72,21 @@ def test_eval_cli_reports_per_class_and_misses(tmp_path: Path) -> None:
     assert run.returncode == 1, run.stderr
     assert "cuda_oom" in run.stdout and "nccl_error" in run.stdout
     assert "bad [nccl_error]: top incident cuda_oom" in run.stdout
+
+
+def _report(rank: int | None, inferred: bool) -> dict[str, object]:
+    return {"incidents": [{"severity": "critical", "failure": "cuda_oom",
+                           "initiator": {"rank": rank, "inferred": inferred}}]}
+
+
+def test_judge_takes_an_inferred_rank_as_a_hint_where_the_truth_is_unknown() -> None:
+    """An inferred rank (a single node's ``GPU 3``) is no wrong answer where the truth is "unknown",
+    but it is counted as a named rank, a certain one is a miss, and ``must_not_blame_rank`` still holds."""
+    from monitor.evaluate import Case, judge
+
+    unknown = Case(failure_class="cuda_oom")
+    assert judge(unknown, _report(3, inferred=True)) == (True, "", True)
+    ok, why, named = judge(unknown, _report(3, inferred=False))
+    assert (ok, named) == (False, True) and "expected None" in why
+    assert judge(Case(failure_class="cuda_oom", expected_initiating_rank=3), _report(1, inferred=True))[0] is False
+    assert judge(Case(failure_class="cuda_oom", must_not_blame_rank=3), _report(3, inferred=True))[0] is False
