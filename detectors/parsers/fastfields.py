@@ -90,9 +90,9 @@ def _derive() -> re.Pattern[str] | None:
     alts = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in keys)
     if alts == fields._ALTS and f"(?P<key>{alts})" in pattern and all(re.fullmatch(r"[a-z0-9 /]+", k) for k in keys):
         pattern = pattern.replace(f"(?P<key>{alts})", f"(?P<key>{trie_regex(keys, '[ _-]')})", 1)
-    # the namespaces: "(?P<evns>eval|val|…)[/._]" and "(?:(?:train|…)[/._])"
+    # the namespaces: "(?P<evns>eval|val|…)[/._-]" and "(?:(?:train|…)[/._-])"
     # (only before a separator that no word continues with: then at most one word of a chain fits)
-    for m in list(re.finditer(r"\((\?P<\w+>|\?:)([a-z|]+)\)(?=\[/\._\])", pattern)):
+    for m in list(re.finditer(r"\((\?P<\w+>|\?:)([a-z|]+)\)(?=\[/\._-?\])", pattern)):
         words = _alternation(m.group(2))
         if words and len(words) > 1:
             pattern = pattern.replace(m.group(0), f"({m.group(1)}{trie_regex(words)})", 1)

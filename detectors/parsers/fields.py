@@ -28,7 +28,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "iteration", "iterations", "iter", "iters", "it"),
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
-             "avg loss", "mean_loss", "loss_value", "cross_entropy", "cross entropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
+             "avg loss", "mean_loss", "loss_value", "cross_entropy", "cross entropy", "crossentropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
              "cost",  # the loss under its optimisation name: Marian's "Cost 87.32", Theano-era "Cost  25.91"
              "l1"),  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
@@ -57,8 +57,10 @@ _NUM = r"[-+]?0{0,12}(?:nan|inf(?:inity)?)(?:x{1,8})?(?![a-z])|[-+]?(?:\d+(?:\.\
 _SEP = re.compile(r"[ _-]")
 _LOOKUP: dict[str, str] = {_SEP.sub(" ", s): k for s, k in CANONICAL.items()}
 _ALTS = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in sorted(_LOOKUP, key=len, reverse=True))
-_EVAL_NS = r"(?P<evns>eval|val|valid|validation|test)[/._]"
-_NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._])"
+# MXNet's Speedometer and fit() join the namespace with a hyphen: "Train-cross-entropy=nan",
+# "Validation-accuracy=0.51", "Train-RCNNL1Loss=nan"
+_EVAL_NS = r"(?P<evns>eval|val|valid|validation|test)[/._-]"
+_NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._-])"
 # a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls``, MXNet's glued ``RPNL1Loss``
 # (any key the table does not know that names a part of the loss); tried after the known keys at
 # every position

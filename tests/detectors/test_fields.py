@@ -399,3 +399,16 @@ def test_the_first_steps_of_a_run_are_no_baseline_for_a_loss_spike() -> None:
     assert "loss_spike" not in _incidents([bar.format(p=5 * i, n=i // 2 + 1, v=v) for i, v in enumerate(vals)])
     d2 = "[07/28 14:14:38 d2.utils.events]:  iter: {i}  total_loss: {v}  lr: 0.000001  max_mem: 2372M"
     assert "loss_spike" in _incidents([d2.format(i=0, v=21944.058), d2.format(i=1, v=319373.750)])
+
+
+def test_mxnet_metric_names_glued_or_behind_a_hyphenated_namespace() -> None:
+    """MXNet's Speedometer / fit() print ``Train-<metric>=value`` and GluonCV's detectors a glued
+    ``CrossEntropy=``; the namespace is a hyphen away from the key."""
+    # https://github.com/NervanaSystems/ngraph-mxnet/pull/378 (MXNet's SSD example)
+    got = extract("INFO:root:Epoch[0] Batch [10]\tSpeed: 3.22 samples/sec\tCrossEntropy=4.200497\tSmoothL1=0.816728")
+    assert got["loss"] == 4.200497
+    # https://github.com/miraclewkf/MXNet-Deep-Learning-in-Action/issues/5
+    assert math.isnan(extract("Train-cross-entropy=nan")["loss"])
+    # https://github.com/TuSimple/mx-maskrcnn/issues/137: loss components glued to their name
+    assert math.isnan(extract("Train-RCNNL1Loss=nan     Train-MaskLogLoss=nan")["loss"])
+    assert extract("Validation-cross-entropy=2.31") == {"eval_loss": 2.31}

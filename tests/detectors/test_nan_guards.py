@@ -137,3 +137,56 @@ def test_other_exceptions_stay_crashes() -> None:
     lines = [*LEMMA[:4], '    raise RuntimeError("ERROR: could not open {}".format(path))',
              "RuntimeError: ERROR: could not open data/train.json"]
     assert engine_verdict(lines)[0].failure == "rank_exception"
+
+
+# An exception whose message names NaN as a word (round 6): the trainers' own checks
+# https://github.com/ssnl/dataset-distillation/issues/11
+DISTILL = [
+    "Traceback (most recent call last):",
+    '  File "/home/isucholu/original/dataset-distillation/train_distilled_image.py", line 283, in train',
+    "    raise RuntimeError('loss became NaN')",
+    "RuntimeError: loss became NaN",
+]
+# https://github.com/neuralhydrology/neuralhydrology/issues/101 (the title is the exception line)
+NEURALHYDROLOGY = ["RuntimeError: Loss was NaN for 1 times in a row. Stopped training."]
+# GluonTS's trainer raises this when the first epoch has no finite loss (https://github.com/awslabs/gluonts/pull/701)
+GLUONTS_FIRST = ["gluonts.core.exception.GluonTSUserError: Got NaN in first epoch. Try reducing initial learning rate."]
+# exceptions that only contain the letters: a module, a path, a name
+NOT_NAN = [
+    "ModuleNotFoundError: No module named 'nanogpt'",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/data/nano/train.bin'",
+    "ValueError: unknown model nanoGPT-small",
+]
+
+# A loop's NaN guard telling in prose that a batch gave a non-finite loss
+PROSE_GUARDS = [
+    # GluonTS's trainer: logger.warning("Batch [%d] of Epoch[%d] gave NaN loss and it will be ignored")
+    "WARNING:gluonts.trainer:Batch [7] of Epoch[3] gave NaN loss and it will be ignored",
+    # https://github.com/utcsilab/deep-jsense/issues/2
+    "skipping a NaN loss",
+    # https://github.com/roytseng-tw/Detectron.pytorch/issues/7: logger.info('NaN loss found! Skipping the current step ...')
+    "INFO train_net.py: 312: NaN loss found! Skipping the current step ...",
+]
+NOT_PROSE_GUARDS = [
+    "skip_nan_loss: true",
+    "Namespace(batch_size=8, skip_batches_with_nan_loss=True, lr=0.001)",
+]
+
+
+def test_an_exception_naming_nan_is_a_nonfinite_loss() -> None:
+    for lines in (DISTILL, NEURALHYDROLOGY, GLUONTS_FIRST):
+        top = engine_verdict(lines)[0]
+        assert top.failure == "nonfinite_loss", lines[-1]
+
+
+def test_an_exception_with_nan_inside_a_word_is_not() -> None:
+    for line in NOT_NAN:
+        assert all(i.failure != "nonfinite_loss" for i in engine_verdict([line])), line
+
+
+def test_a_guard_saying_a_batch_gave_a_nan_loss_is_a_nonfinite_loss() -> None:
+    for line in PROSE_GUARDS:
+        found = engine_verdict([line])
+        assert found and found[0].failure == "nonfinite_loss", line
+    for line in NOT_PROSE_GUARDS:
+        assert engine_verdict([line]) == [], line
