@@ -642,9 +642,9 @@ class _Correlator:
             world = max(world, guess)
             everyone = frozenset(range(world))
             odd = [r for r in range(min(world, 1 << 16)) if all(m == {r} or m == everyone - {r} for m in missing)]
-            if len(odd) != 1 or world < 3:
-                return []
-            missing = {frozenset(odd)}
+            # else the ranks wait in different places (Horovod listing each rank with tensors the
+            # others submitted): still a stall, with no one rank to name
+            missing = {frozenset(odd)} if len(odd) == 1 and world >= 3 else {frozenset().union(*missing)}
         if not (absent := next(iter(missing))):
             return []  # no rank is absent
         rank = next(iter(absent)) if len(absent) == 1 else None  # several absent: none of them is named

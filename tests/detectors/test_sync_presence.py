@@ -77,7 +77,32 @@ def test_horovods_ready_ranks_stall_names_the_missing_rank_inferred() -> None:
 def test_ready_lists_that_disagree_name_no_one() -> None:
     text = ("HorovodAllreduce_a_0 [ready ranks: 0, 1]\n"
             "HorovodAllreduce_b_0 [ready ranks: 1, 2]\n")
-    assert report(text)["incidents"] == []
+    # ranks waiting in different places: no one is named; the old "[ready ranks: …]" form is
+    # printed only by Horovod's stall check, so the job is stalled
+    for t in (text, _HVD_HEAD + "\n" + text):
+        incs = report(t)["incidents"]
+        assert [(i["failure"], i["severity"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", "critical", None)]
+
+
+def test_ranks_listed_with_different_tensors_are_a_stall_naming_no_one() -> None:
+    """Horovod's list with each rank missing tensors the other submitted: the two ranks run
+    different collectives (one still broadcasts the initial variables, the other already reduces
+    gradients). The job is stalled; neither rank is the one the other waits for."""
+    # the head and list shape of horovod/horovod#3950 (0.28); rank 1's tensors are the optimizer's
+    # allreduce names of horovod/horovod#336, as when the ranks stall in different collectives
+    head = ("[0] [2023-06-26 07:23:58.477178: W /tmp/pip-install-6w4n_ndu/horovod_4c00129df9d64c2680a27be18c9b88cd/"
+            "horovod/common/stall_inspector.cc:107] One or more tensors were submitted to be reduced, gathered or "
+            "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may "
+            "indicate that different ranks are trying to submit different tensors or that only subset of ranks is "
+            "submitting tensors, which will cause deadlock. ")
+    text = "\n".join([
+        head, "[0] Missing ranks:",
+        "[0] 0: [broadcast.assign_conv_block_modules.0.0.bias, broadcast.assign_conv_block_modules.0.0.weight ...]",
+        "[0] 1: [DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_gradients_map_getter_Conv_Conv2D_grad_tuple"
+        "_control_dependency_1_0, DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_loss_Mean_0]",
+    ]) + "\n"
+    incs = report(text)["incidents"]
+    assert [(i["failure"], i["severity"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", "critical", None)]
 
 
 def test_timeouts_as_python_prints_them() -> None:
