@@ -366,3 +366,16 @@ def test_a_silent_rank_whose_peers_lost_their_connections_died() -> None:
     assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", 1)
     with_timeout = [*lines, _GLOO_TIMEOUT.format(r=0)]
     assert report("\n".join(with_timeout) + "\n")["incidents"][0]["failure"] == "rank_hang"
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # NCCL 2.19+ (src/init.cc, ncclDevSuspectedMismatch): the rank printing it, from NCCL's own format
+    ("gpu-node-07:2291:2380 [2] NCCL WARN Your program may be hanging, this may be caused by a collective mismatch "
+     "around rank 2. Please check your collective calls at and around this rank. You can use NCCL_DEBUG=INFO and "
+     "NCCL_DEBUG_SUBSYS=COLL to see the collective logs", 2),
+])
+def test_nccls_collective_mismatch_check_names_its_rank(line: str, rank: int) -> None:
+    # (the asserted form, NCCL 2.4's "Mismatched collective detected ... around rank 39", stays
+    # nccl_error: corpus dist-120, NVIDIA/nccl#296 — an invalid-usage error, not a wait)
+    incs = report(line + "\n")["incidents"]
+    assert [(i["failure"], i["severity"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", "critical", rank)]
