@@ -85,6 +85,7 @@ class LogParser:
         self._n_special = len(self.special)
         self._exc_id = len(patterns) - 1
         self._postfix_rule = next((r for r in self.special if r.name == metrics.FIELDS_RULE), None)
+        self._progress_rule = next((r for r in self.special if r.name == metrics.PROGRESS_ROW_RULE), None)
         self._context_only = frozenset(i for i, r in enumerate(self.special) if r.name.startswith("context."))
         # the rules whose lines may take a shape's shortcut: metrics, throughput and context (never a
         # catalog fingerprint, the exception rule, a launcher line or bare number columns)
@@ -199,6 +200,11 @@ class LogParser:
                 # tqdm's postfix ("..., loss=nan, loss_scale=0.016]"): the bar's metrics, unless a
                 # metric line glued after the bar already says them (with its step)
                 self._segment(post, source, state, [self._postfix_rule], [], False, out)
+            if (lead and state.progress_cols is not None and self._progress_rule is not None
+                    and not any(ev.kind is EventKind.SAMPLE for ev in out[first:])
+                    and self._progress_rule.regex.search(lead)):
+                # a detector trainer's progress row is its bar's description ("1/99 2.64G nan ... 416: 100%|")
+                self._segment(lead, source, state, [self._progress_rule], [], False, out)
             if (lead and self._postfix_rule is not None and not any(ev.kind is EventKind.SAMPLE for ev in out[first:])
                     and self._postfix_rule.regex.search(lead)):
                 # tqdm's description ("Step: 895. … Total loss: 0.37: 100%|▉| 897/897 [...]"):

@@ -58,6 +58,9 @@ class FileState:
     csv_cols: tuple[str | None, ...] | None = None  # canonical keys of a CSV metrics file's header columns
     plain_cols: tuple[str | None, ...] | None = None  # canonical keys of a plain table header's columns
     plain_line: int | None = None  # line of that header or of the table's last row read
+    # a detector trainer's progress table (ultralytics YOLO): each column's role, the header's line
+    progress_cols: tuple[str | None, ...] | None = None
+    progress_line: int | None = None
     # an orchestrator's per-rank failure section being read: (speaker pid, the ranks it names, header line)
     snippet: tuple[int | None, tuple[int, ...], int] | None = None
     stall_list: int | None = None  # line of a stall inspector's list header or its last entry

@@ -23,9 +23,10 @@ from detectors.parsers.base import Rule, Segment
 from detectors.parsers.fastfields import extract_records
 from detectors.parsers.fields import CANONICAL, METRIC_KEYS, parse_number
 
-__all__ = ["FIELDS_RULE", "RULES", "parse_number"]
+__all__ = ["FIELDS_RULE", "PROGRESS_ROW_RULE", "RULES", "parse_number"]
 
 FIELDS_RULE = "metrics.fields"
+PROGRESS_ROW_RULE = "table.progress_row"
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)"
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
@@ -422,6 +423,58 @@ def _plain_row(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+# --- a detector trainer's progress table: ultralytics YOLOv3/v5/v7/v8+ and their forks -----------
+# "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size" (older: "Epoch gpu_mem
+# box obj cls labels img_size", "Epoch gpu_mem GIoU obj cls total targets img_size"), then a row per bar
+# refresh: "      1/99      2.64G        nan        nan        nan          4        416: 100%|███| 7/7 [...]".
+# The loss columns are the parts of the loss (their sum is the loss; "total" when printed); the epoch
+# cell counts "e/E"; the memory cell has a unit; a tqdm bar follows the last cell.
+_PROGRESS_PART = re.compile(r"[A-Za-z][A-Za-z0-9]{0,20}_loss|box|obj|cls|giou|seg|dfl|kobj|pose|total", re.IGNORECASE)
+_PROGRESS_CELL = re.compile(r"\d{1,6}/\d{1,6}|[\d.]+[KMG]B?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)",
+                            re.IGNORECASE)
+
+
+def _progress_header(m: re.Match[str], seg: Segment) -> bool:
+    words = seg.body.split()
+    roles: list[str | None] = []
+    for w in words:
+        low = w.casefold()
+        roles.append("epoch" if low == "epoch" else ("total" if low in ("total", "total_loss") else
+                     "part" if _PROGRESS_PART.fullmatch(w) else None))
+    if len(words) <= 64 and roles[0] == "epoch" and roles.count("part") >= 2:
+        seg.file.progress_cols = tuple(f"{r}:{w.casefold()}" if r == "part" else r for r, w in zip(roles, words, strict=True))
+        seg.file.progress_line = seg.source.line
+    return False
+
+
+def _progress_row(m: re.Match[str], seg: Segment) -> bool:
+    cols, last = seg.file.progress_cols, seg.file.progress_line
+    if cols is None or last is None or not 0 < seg.source.line - last <= PLAIN_TABLE_GAP:
+        return False
+    body = seg.body.split(": ", 1)[0] if ": " in seg.body else seg.body  # the bar after the last cell
+    cells = body.split()
+    if len(cells) != len(cols) or not all(_PROGRESS_CELL.fullmatch(c.rstrip(":")) for c in cells):
+        return False
+    values: dict[str, float] = {}
+    parts: list[float] = []
+    for role, cell in zip(cols, cells, strict=True):
+        cell = cell.rstrip(":")
+        if role == "epoch":
+            values["epoch"] = float(cell.split("/", 1)[0])
+        elif role is not None and (v := parse_number(cell)) is not None:
+            if role == "total":
+                values["loss"] = v
+            else:
+                parts.append(v)
+    if "loss" not in values:
+        if not parts:
+            return False
+        values["loss"] = (math.fsum(parts) if all(map(math.isfinite, parts))
+                          else math.nan if any(map(math.isnan, parts)) else next(v for v in parts if math.isinf(v)))
+    seg.file.progress_line = seg.source.line
+    return _emit(seg, values, "local")
+
+
 RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
@@ -446,6 +499,9 @@ RULES = [
          on_raw=True),
     Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*)+[ \t]*\r?$",
          _plain_row, on_raw=True),
+    Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
+    Rule(PROGRESS_ROW_RULE, r"^[ \t]*[0-9]{1,6}/[0-9]{1,6}[ \t]+[0-9.]+[KMG]B?[ \t]+[-+]?(?:[0-9]|nan|inf)", _progress_row,
+         on_raw=True),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
          on_raw=True),
 ]

@@ -1,0 +1,80 @@
+"""A detector trainer's progress table (ultralytics YOLOv3/v5/v7/v8 and their forks).
+
+The header names the columns once per epoch ("Epoch gpu_mem box obj cls total labels img_size",
+later "Epoch GPU_mem box_loss obj_loss cls_loss Instances Size"); each row is the description of a
+tqdm bar: "e/E", the memory with its unit, the loss parts (running means), counts, then the bar.
+The loss parts add up to the loss ("total" when printed); a NaN part is a NaN loss.
+"""
+
+from __future__ import annotations
+
+import math
+
+from detectors.model import EventKind
+from tests.helpers import engine_verdict
+
+# https://github.com/WongKinYiu/yolov7/issues/849 (the previous epoch's "all" row sits between header and row)
+YOLOV7 = [
+    "     Epoch   gpu_mem       box       obj       cls     total    labels  img_size",
+    "                 all         787        2054       0.736      0.0185     0.00493     0.00334",
+    "   32/4999     55.1G   0.05461   0.01017   0.03715    0.1019        26      1856: 100%|██████████| 295/295 [12:51<00:00,  2.62s/it]",
+    "               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95: 100%|██████████| 50/50 [01:15<00:00,  1.52s/it]",
+    "",
+    "     Epoch   gpu_mem       box       obj       cls     total    labels  img_size",
+    "                 all         787        2054       0.874     0.00923     0.00909     0.00684",
+    "   33/4999     70.1G   0.05069   0.01035   0.03706    0.0981        14      1856: 100%|██████████| 295/295 [12:39<00:00,  2.57s/it]",
+    "               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95: 100%|██████████| 50/50 [01:10<00:00,  1.42s/it]",
+]
+# https://github.com/ultralytics/yolov5/pull/10314 (YOLOv5 v7.0 column names, no "total")
+YOLOV5_V7 = [
+    "      Epoch    GPU_mem   box_loss   obj_loss   cls_loss  Instances       Size",
+    "        0/1      22.4G    0.07281    0.08384    0.06359        199        640: 100%|██████████| 1849/1849 13:15",
+]
+# https://github.com/ultralytics/yolov5/issues/2965: a bar still running
+YOLOV5_RUNNING = [
+    " Epoch   gpu_mem       box       obj       cls     total    labels  img_size",
+    "     0/299      5.2G      0.11    0.1612   0.03867    0.3099        28      1280:   1%|▌        | 1/78 [00:04<05:27,  4.26s/it]",
+]
+
+
+def _events(lines: list[str]) -> list:  # the parser's own events, one file
+    from detectors.parse import default_parser
+    from detectors.parsers.base import FileState, JobParseState
+
+    fs = FileState("train.log", year=2026, job=JobParseState())
+    parser = default_parser()
+    return [ev for i, line in enumerate(lines, 1) for ev in parser.parse_line(line, i, fs)]
+
+
+def _loss_rows(lines: list[str]) -> list[tuple[float, float]]:
+    return [(float(e.data["epoch"]), float(e.data["loss"])) for e in _events(lines) if e.kind is EventKind.SAMPLE]
+
+
+def test_the_total_column_is_the_loss_and_the_epoch_its_count() -> None:
+    assert _loss_rows(YOLOV7) == [(32.0, 0.1019), (33.0, 0.0981)]
+    assert _loss_rows(YOLOV5_RUNNING) == [(0.0, 0.3099)]
+
+
+def test_without_a_total_the_parts_add_up() -> None:
+    [(epoch, loss)] = _loss_rows(YOLOV5_V7)
+    assert epoch == 0.0 and math.isclose(loss, 0.07281 + 0.08384 + 0.06359)
+
+
+def test_a_nan_part_is_a_nan_loss() -> None:
+    row = "      1/99      2.64G        nan    0.02545    0.01993        78        640: 100%|██████████| 8/8 [00:05<00:00,  1.48it/s]"
+    [(_, loss)] = _loss_rows([*YOLOV5_V7[:1], row])
+    assert math.isnan(loss)
+    top = engine_verdict([*YOLOV5_V7[:1], row])[0]
+    assert top.failure == "nonfinite_loss"
+
+
+def test_a_healthy_table_raises_nothing() -> None:
+    assert [i for i in engine_verdict(YOLOV7 + YOLOV5_RUNNING) if i.severity != "info"] == []
+
+
+def test_rows_far_from_a_header_or_other_tables_are_not_read() -> None:
+    far = [YOLOV5_V7[0], *[""] * 12, YOLOV5_V7[1]]
+    assert _loss_rows(far) == []
+    # a header without two loss parts is another table (the validation table's header)
+    other = ["               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95", YOLOV5_V7[1]]
+    assert _loss_rows(other) == []
