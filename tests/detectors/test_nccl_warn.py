@@ -27,6 +27,12 @@ def _matches(line: str) -> list[tuple[str | None, int | None]]:
     "h100-28:238:1313 [0] transport/net_ib.cc:139 NCCL WARN communicator encountered a fatal error (detected in ncclIbTest)",
     # proxy socket (corpus dev)
     "gpu004:2200689:2200705 [2] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x7f4778cdaae8",
+    # InfiniBand async events that are failures (Lightning-AI/lit-llama#380, corpus dist-100; corpus dist-099)
+    "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "gpu-a-17:2201:2290 [3] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : local catastrophic error",
+    # other NET/IB failures keep their reading
+    "n136-081-017:201805:201927 [0] transport/net_ib.cc:667 NCCL WARN NET/IB : collective mismatch error local size 32768 "
+    "remote 1048576 addr 0 rkey 3beac3 seq adf/adf",  # NVIDIA/nccl#531
 ])
 def test_failure_warns_are_nccl_errors(line: str) -> None:
     assert [f for f, _ in _matches(line)] == ["nccl_error"]
@@ -41,6 +47,13 @@ def test_two_processes_claiming_one_rank_name_no_rank() -> None:
 @pytest.mark.parametrize("line", [
     "DESKTOP:36629:36629 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
     "DESKTOP:36629:36635 [0] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:21/../../0000:21:00.0",
+    # informational InfiniBand async events NCCL prints as WARN (transport/net_ib.cc, "Got async event : %s"
+    # with rdma-core's ibv_event_type_str); UCX treats the same events as diagnostics (openucx/ucx#7349) and
+    # NVIDIA/nccl#1819 the GID change as a performance matter
+    "gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : client reregistration",
+    "gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port active",
+    "gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : GID table change",
+    "gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : SM change",
 ])
 def test_benign_warns_are_not_failures(line: str) -> None:
     assert _matches(line) == []
