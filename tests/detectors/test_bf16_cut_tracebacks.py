@@ -7,6 +7,8 @@ The class: a traceback that stops inside the check itself — vLLM's
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import engine_verdict
 
 # corpus holdout6 h6a-039 (QAnything's docker-compose and FastChat prefixes, the message cut)
@@ -70,3 +72,22 @@ def test_a_fp16_autocast_frame_is_not_bf16() -> None:
              '    with torch.autocast("cuda", dtype=torch.float16):',
              "RuntimeError: boom"]
     assert all(i.failure != "bf16_unsupported_gpu" for i in engine_verdict(lines))
+
+
+# bf16 on a stack too old for it (round 6): a torch build without the op's bf16 CUDA kernel, NCCL < 2.10.3
+@pytest.mark.parametrize("line", [
+    'RuntimeError: "copy_" not implemented for \'BFloat16\'',  # https://github.com/pytorch/pytorch/issues/23149
+    'RuntimeError: "triu_tril_cuda_template" not implemented for \'BFloat16\'',  # deepseek-ai/DeepSeek-VL#52
+    'RuntimeError: "_thnn_fused_gru_cell_cuda" not implemented for \'BFloat16\'',  # pytorch/pytorch#116763
+    "RuntimeError: Input tensor data type is not supported for NCCL process group: BFloat16",  # pytorch/pytorch#53439
+    "[1,1]<stderr>:RuntimeError: Unconvertible NCCL type BFloat16",  # NVIDIA/nccl#677 (Open MPI tags)
+])
+def test_a_stack_without_bf16_is_bf16_unsupported(line: str) -> None:
+    top = engine_verdict(["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', line])[0]
+    assert top.failure == "bf16_unsupported_gpu", line
+
+
+def test_fp16_kernels_missing_are_not_bf16() -> None:
+    # the same wording for fp16 (a CPU op without a half kernel) is another matter
+    top = engine_verdict(['RuntimeError: "addmm_impl_cpu_" not implemented for \'Half\''])
+    assert all(i.failure != "bf16_unsupported_gpu" for i in top)
