@@ -81,6 +81,13 @@ class RankState:
 _CLOSES_BLOCK = frozenset({EventKind.MATCH, EventKind.SAMPLE, EventKind.EXIT, EventKind.TEARDOWN})
 
 
+def _memory_only(ev: Event) -> bool:
+    """A sample of memory figures alone (an OOM message's "63.19 GiB already allocated"): part of
+    the exception line that ends a traceback, not the file going on with training metrics."""
+    return ev.kind is EventKind.SAMPLE and ev.step is None and not any(
+        k in ev.data for k in ("loss", "grad_norm", "loss_scale", "eval_loss", "epoch"))
+
+
 def _late(st: RankState, ev: Event) -> bool:
     """A sample from the file (and file generation) that set the rank's step, at an earlier
     line: it was delivered out of order (MQTT redelivery, a batch that reached a half-made
@@ -225,8 +232,13 @@ class JobState:
         """Fold one event in. ``now`` is the wall time the line was read (live only)."""
         self.order += 1
         order = self.order
-        if self.open_blocks and ev.kind in _CLOSES_BLOCK:
-            self.open_blocks.pop(ev.source.path, None)
+        if self.open_blocks and ev.kind in _CLOSES_BLOCK and not _memory_only(ev):
+            blk = self.open_blocks.pop(ev.source.path, None)
+            if (blk is not None and blk[2] is not None and ev.kind is EventKind.MATCH and ev.rank is None
+                    and ev.local_rank is None and "rank" not in ev.data):
+                # the untagged exception line that ends a traceback whose header named its rank
+                # (ParlAI's "rank:  3 | ... CRITICAL | Traceback ..." above bare frames): that rank's
+                ev.rank, ev.rank_from = blk[2], "block"
         if ev.data.get("implausible_rank"):
             self.dropped["implausible_rank"] += 1  # the parser refused a rank far outside the job's size
         if ev.rank is not None:

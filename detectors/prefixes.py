@@ -75,6 +75,9 @@ _STDLIB = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
 _RICH = re.compile(r"\s?(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}")
 _RICH_TAIL = re.compile(r"(?<!\s)\s{2,}[\w.-]+\.py:\d+\s*$")  # from a run's start only: linear
 _LIGHTNING = re.compile(r"\[rank: (?P<n>\d+)\] ")
+# a logger's leading rank column before a pipe: ParlAI's "rank:  3 | 2022-04-03 18:44:26,615 CRITICAL | ...",
+# a user's "rank 1 | step 6 | loss nan"
+_PIPE_RANK = re.compile(r"[Rr]ank[:=]? {0,3}(?P<n>\d{1,6}) {0,2}\| ")
 # NCCL: [2025-03-04 12:17:21] host:pid:tid [dev] file:line (fn) NCCL WARN msg
 _NCCL = re.compile(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] "
@@ -188,6 +191,11 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             pos = m.end()
             continue
         m = _DETERMINED.match(s, pos)
+        if m:
+            p.rank = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _PIPE_RANK.match(s, pos) if p.rank is None else None
         if m:
             p.rank = int(m.group("n"))
             pos = m.end()

@@ -11,7 +11,7 @@ from detectors.model import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState, JobParseState
 from detectors.ranks import message_rank
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 
 @pytest.mark.parametrize(("body", "want"), [
@@ -311,3 +311,36 @@ def test_a_runners_stream_label_before_the_torchrun_summary() -> None:
     from detectors.prefixes import split_prefixes
 
     assert split_prefixes("stderr:   rank      : 1 (local_rank: 1)", 2026).body == "  rank      : 1 (local_rank: 1)"
+
+
+# ParlAI's distributed logger puts the rank first ("rank:  3 | <time> <LEVEL> | message") and logs a
+# traceback whose frames and exception line carry no prefix (facebookresearch/ParlAI#4452, the round-7
+# sealed set's h7b-027, after its first look)
+PARLAI_OOM = [
+    "rank:  3 | 2022-04-03 18:44:26,615 CRITICAL | Traceback (most recent call last):",
+    '  File "/mnt/lustre/zhaojianqiao/ParlAI/parlai/core/torch_generator_agent.py", line 605, in _fake_forward_backward_pass',
+    "    self.backward(loss)",
+    '  File "/mnt/lustre/zhaojianqiao/ParlAI/parlai/utils/fp16.py", line 194, in backward',
+    "    loss.backward()",
+    "RuntimeError: CUDA out of memory. Tried to allocate 21.06 GiB (GPU 3; 79.35 GiB total capacity; 63.19 GiB "
+    "already allocated; 8.57 GiB free; 68.48 GiB reserved in total by PyTorch) If reserved memory is >> allocated "
+    "memory try setting max_split_size_m",
+]
+
+
+def test_a_leading_rank_column_before_a_pipe_is_the_rank() -> None:
+    from detectors.prefixes import split_prefixes
+
+    p = split_prefixes(PARLAI_OOM[0], 2022)
+    assert (p.rank, p.level, p.body) == (3, "CRITICAL", "Traceback (most recent call last):")
+    p = split_prefixes("rank 1 | step 6 | loss nan", 2026)
+    assert (p.rank, p.body) == (1, "step 6 | loss nan")
+    # a rank named in prose is the message's, not a prefix
+    assert split_prefixes("Rank 3: hello", 2026).rank is None
+
+
+def test_the_bare_exception_ending_a_rank_tagged_traceback_is_that_ranks() -> None:
+    top = engine_verdict(PARLAI_OOM)[0]
+    assert (top.failure, top.rank) == ("cuda_oom", 3)
+    # the same exception with no tagged header names no rank (GPU 3 alone is no evidence here)
+    assert engine_verdict(["Traceback (most recent call last):", *PARLAI_OOM[1:]])[0].rank is None
