@@ -17,6 +17,10 @@ needs (``... cudaMalloc fail`` / ``ed: out of memory``, ``Resource exhausted: Ou
 while trying to allocate``). ``rejoin_cut`` joins such a pair only when the joined line matches a
 catalog fingerprint that neither half matches (the caller's ``fingerprints``), so no line that
 reads on its own is ever changed.
+
+A paste can also carry markdown emphasis the reporter added (``**RuntimeError: CUDA out of
+memory.** Tried to allocate ...``): ``unmark`` drops the ``**`` markers from a line only when the
+line without them matches a catalog fingerprint that the line as pasted does not.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-__all__ = ["MAX_CUT_PAIRS", "MIN_WIDTH", "rejoin_cut", "unwrap", "wrap_width"]
+__all__ = ["MAX_CUT_PAIRS", "MIN_WIDTH", "rejoin_cut", "unmark", "unwrap", "wrap_width"]
 
 MIN_WIDTH = 80
 MIN_CUT_LINE = 40  # a paste cuts long lines only
@@ -113,3 +117,44 @@ def rejoin_cut(data: bytes, fingerprints: Callable[[Sequence[bytes]], list[froze
         out[i + 1] = b""
         joined_into.add(i + 1)  # the continuation is gone: it starts no pair of its own
     return b"\n".join(out) if joined_into else data
+
+
+_MARK = b"**"
+
+
+def _strip_marks(line: bytes) -> bytes:
+    """``line`` without markdown's ``**`` emphasis markers (a ``**`` between two digits or two
+    word characters, as in ``2**16`` or ``**kwargs`` after a name, is kept)."""
+    out = bytearray()
+    i, n = 0, len(line)
+    while i < n:
+        if line[i : i + 2] == _MARK:
+            before = line[i - 1 : i] if i else b" "
+            after = line[i + 2 : i + 3] or b" "
+            if not (before.isalnum() and after.isalnum()):
+                i += 2
+                continue
+        out.append(line[i])
+        i += 1
+    return bytes(out)
+
+
+def unmark(data: bytes, fingerprints: Callable[[Sequence[bytes]], list[frozenset[int]]]) -> bytes:
+    """``data`` with markdown emphasis dropped from the lines where that makes a fingerprint match
+    (``fingerprints`` as for ``rejoin_cut``). Line numbers and every other line stay as they were."""
+    if _MARK not in data:
+        return data
+    lines = data.split(b"\n")
+    marked = [i for i, ln in enumerate(lines) if _MARK in ln][:MAX_CUT_PAIRS]
+    batch: list[bytes] = []
+    for i in marked:
+        raw = lines[i].rstrip(b"\r")
+        batch += [raw, _strip_marks(raw)]
+    ids = fingerprints(batch)
+    changed = False
+    for k, i in enumerate(marked):
+        raw_ids, plain_ids = ids[2 * k], ids[2 * k + 1]
+        if plain_ids - raw_ids:
+            lines[i] = batch[2 * k + 1]
+            changed = True
+    return b"\n".join(lines) if changed else data

