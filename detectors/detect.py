@@ -235,7 +235,7 @@ class JobState:
         if self.open_blocks and ev.kind in _CLOSES_BLOCK and not _memory_only(ev):
             blk = self.open_blocks.pop(ev.source.path, None)
             if (blk is not None and blk[2] is not None and ev.kind is EventKind.MATCH and ev.rank is None
-                    and ev.local_rank is None and "rank" not in ev.data):
+                    and ev.local_rank is None and "rank" not in ev.data and not ev.data.get("job_scope")):
                 # the untagged exception line that ends a traceback whose header named its rank
                 # (ParlAI's "rank:  3 | ... CRITICAL | Traceback ..." above bare frames): that rank's
                 ev.rank, ev.rank_from = blk[2], "block"
