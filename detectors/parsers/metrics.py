@@ -98,10 +98,12 @@ _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
 # the bracketed epoch of the metric loggers that count iterations per epoch: Swin/SimMIM/MoBY
 # "Train: [3/300][290/625]", DeiT/MAE/PaddleDetection "Epoch: [0] [  560/21947]", HRNet
 # "Epoch: [19][300/7922]" (the second pair restarts every epoch: no step)
-# the bracketed iteration of a logger that names its loop before the counter: MMEngine's
-# iteration-based loop "Iter(train) [ 7/20]" (xtuner, mmseg, mmagic...), a global counter
-_BRACKET_ITER = re.compile(r"\bIter\(train\)\s{0,4}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
 _BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}\d{1,9}/\d{1,9}\]")
+
+# the bracketed iteration of a logger that names its loop before the counter: MMEngine's
+# iteration-based loop "Iter(train) [ 7/20]" (xtuner, mmsegmentation), a global counter
+# ("Iter(val) [11/11]" restarts every evaluation: no step)
+_BRACKET_ITER = re.compile(r"\bIter\(train\)\s{0,4}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
 
 
 def _fields(m: re.Match[str], seg: Segment) -> bool:
