@@ -7,7 +7,8 @@ DeepSpeed optimizer creation lines, Megatron argument dumps (``bf16 ...... True`
 Lightning (``Using 16bit ... Automatic Mixed Precision (AMP)``, ``Using bfloat16 ...``),
 generic ``precision=fp16 loss_scaling=false world_size=4`` lines, GPU names (nvidia-smi,
 ``torch.cuda.get_device_name``, Lightning's tensor-core hint) and world sizes (NCCL
-``nranks``, ``WORLD_SIZE``, ``Num processes``, Lightning ``MEMBER: g/N``).
+``nranks``, ``WORLD_SIZE``, ``Num processes``, Lightning ``MEMBER: g/N``, MMEngine's runtime
+environment ``GPU number: N``, which is its world size).
 
 A CONTEXT event carries one fact: ``data = {"key": ..., "value": ...}``.
 """
@@ -34,7 +35,7 @@ _DS_OPT = re.compile(r"Creating (?:(?P<fp16>fp16) (?:unfused )?optimizer with (?
 _DTYPE = re.compile(r"(?:params_dtype\s*\.*\s*|using )(?P<v>torch\.(?:half|float16|bfloat16|float32|float))\b")
 _SCALING = re.compile(r"(?:loss_scaling|grad_scaler|use_grad_scaler|dynamic_loss_scale)['\"]?\s*[=:]\s*['\"]?(?P<v>true|false|True|False|on|off|1|0)\b")
 _WORLD = re.compile(
-    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:"
+    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:|GPU number:"
     r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)\s*+[=:]?\s*+(?P<v>\d+)"
 )
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
@@ -130,7 +131,7 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|GPU number: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),

@@ -101,6 +101,11 @@ _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
 # "Epoch: [19][300/7922]" (the second pair restarts every epoch: no step)
 _BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}\d{1,9}/\d{1,9}\]")
 
+# the bracketed iteration of a logger that names its loop before the counter: MMEngine's
+# iteration-based loop "Iter(train) [ 7/20]" (xtuner, mmsegmentation), a global counter
+# ("Iter(val) [11/11]" restarts every evaluation: no step)
+_BRACKET_ITER = re.compile(r"\bIter\(train\)\s{0,4}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
+
 
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
@@ -115,6 +120,8 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         # CLU's LoggingWriter: "[6] grad_norm=nan, loss=nan"; Keras's Progbar: " 7/12 [===>....] - ETA: 3s
         # - loss: nan" (its counter restarts every epoch, like a tqdm bar's)
         values["step"] = float(lead.group(1))
+    if "step" not in values and (it := _BRACKET_ITER.search(body)) is not None:
+        values["step"] = float(it.group(1))
     if "epoch" not in values and (ep := _BRACKET_EPOCH.search(body)) is not None:
         values["epoch"] = float(ep.group(1))
     if "step" not in values and len(values) < 2:

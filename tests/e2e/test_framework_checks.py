@@ -22,12 +22,15 @@ HEALTHY = {"hf_job.py": "healthy_fp32-hftrainer-logdir", "pl_job.py": "healthy_b
            "accelerate_job.py": "healthy-accelerate-logdir", "fabric_job.py": "healthy-fabric-logdir",
            "ignite_job.py": "healthy-ignite-spawn", "keras_job.py": "healthy-keras-console",
            "ray_job.py": "healthy-raytrain-raylaunch", "trl_job.py": "healthy-trl-logdir",
-           "skorch_job.py": "healthy-skorch-console", "structlog_job.py": "healthy-structlogfmt-logdir"}
+           "skorch_job.py": "healthy-skorch-console", "structlog_job.py": "healthy-structlogfmt-logdir",
+           "hydra_job.py": "healthy-hydra-logdir", "mmengine_job.py": "healthy-mmengine-logdir",
+           "wandb_job.py": "healthy-wandb-console"}
 NAN = {"hf_job.py": "nan-hftrainer-logdir", "pl_job.py": "nan-pltrainer-perrank",
        "accelerate_job.py": "nan-accelerate-logdir", "fabric_job.py": "nan-fabric_noerr-logdir",
        "ignite_job.py": "nan-ignite-spawn", "keras_job.py": "nan-keras-console",
        "ray_job.py": "nan-raytrain-raylaunch", "trl_job.py": "nan-trl-perrank", "skorch_job.py": "nan-skorch-console",
-       "structlog_job.py": "nan-structlogfmt-console"}
+       "structlog_job.py": "nan-structlogfmt-console", "hydra_job.py": "nan-hydra-console",
+       "mmengine_job.py": "nan-mmengine-console", "wandb_job.py": "nan-wandb-logdir"}
 
 
 def job_named(name: str) -> Job:
@@ -69,3 +72,13 @@ def test_metrics_readers_read_every_logged_step() -> None:
     ray_nan = metrics(GOLDEN / "nan-raytrain-raylaunch" / "logs", job_named("nan-raytrain-raylaunch"))
     assert math.isnan(ray_nan[7]["loss"]) and all(math.isfinite(rec["loss"]) for k, rec in ray_nan.items() if k < 7)
     assert metrics(GOLDEN / "spike-skorch-console" / "logs", job_named("spike-skorch-console"))[12]["loss"] > 1000
+    # Hydra's job logging and MMEngine's LoggerHook give steps 1..20 (MMEngine: grad_norm before loss);
+    # wandb's console has only its run summary, the last value of each metric (step 0)
+    for name in ("healthy-hydra-logdir", "healthy-mmengine-logdir"):
+        assert sorted(metrics(GOLDEN / name / "logs", job_named(name))) == list(range(1, 21)), name
+    mm = metrics(GOLDEN / "nan-mmengine-console" / "logs", job_named("nan-mmengine-console"))
+    assert math.isnan(mm[7]["grad_norm"]) and math.isfinite(mm[7]["loss"]) and math.isnan(mm[8]["loss"])
+    wb = metrics(GOLDEN / "nan-wandb-logdir" / "logs", job_named("nan-wandb-logdir"))
+    assert list(wb) == [0] and math.isnan(wb[0]["loss"]) and math.isnan(wb[0]["grad_norm"])
+    assert all(math.isfinite(v) for v in metrics(GOLDEN / "healthy-wandb-console" / "logs",
+                                                 job_named("healthy-wandb-console"))[0].values())

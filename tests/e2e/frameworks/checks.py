@@ -34,11 +34,15 @@ _RICH = re.compile(r"(train_loss|grad_norm): (\S+)")
 # fabric.print "iter 12: loss 0.2100, grad_norm 73.8579", ignite's setup_logger "Iteration 6: running
 # loss 0.4883, grad_norm 1.1044" (a tqdm frame may be glued in front of it)
 _LINES = {
-    "accelerate_job.py": re.compile(r"step (\d+): mean loss (\S+) grad_norm (\S+)"),
-    "fabric_job.py": re.compile(r"iter (\d+): loss ([^,\s]+), grad_norm (\S+)"),
-    "ignite_job.py": re.compile(r"Iteration (\d+): running loss ([^,\s]+), grad_norm (\S+)"),
+    "accelerate_job.py": re.compile(r"step (?P<step>\d+): mean loss (?P<loss>\S+) grad_norm (?P<gn>\S+)"),
+    "fabric_job.py": re.compile(r"iter (?P<step>\d+): loss (?P<loss>[^,\s]+), grad_norm (?P<gn>\S+)"),
+    "ignite_job.py": re.compile(r"Iteration (?P<step>\d+): running loss (?P<loss>[^,\s]+), grad_norm (?P<gn>\S+)"),
     # structlog's LogfmtRenderer: "timestamp=... level=info event=train_step rank=0 step=7 loss=0.3 grad_norm=nan"
-    "structlog_job.py": re.compile(r"event=train_step rank=\d+ step=(\d+) loss=(\S+) grad_norm=(\S+)"),
+    "structlog_job.py": re.compile(r"event=train_step rank=\d+ step=(?P<step>\d+) loss=(?P<loss>\S+) grad_norm=(?P<gn>\S+)"),
+    # Hydra's job logging: "[2026-12-04 13:40:51,123][__main__][INFO] - step 7/20 loss=nan grad_norm=nan"
+    "hydra_job.py": re.compile(r"\]\[INFO\] - step (?P<step>\d+)/\d+ loss=(?P<loss>\S+) grad_norm=(?P<gn>\S+)"),
+    # MMEngine's LoggerHook: "... - mmengine - INFO - Iter(train) [ 7/20]  lr: 5.0000e-02  ...  grad_norm: nan  loss: nan"
+    "mmengine_job.py": re.compile(r"Iter\(train\) \[\s*(?P<step>\d+)/\d+\].*grad_norm: (?P<gn>\S+)\s+loss: (?P<loss>\S+)"),
 }
 # ray_job.py: every worker prints "rank 2 step 7: loss nan grad_norm nan" behind Ray's
 # "(RayTrainWorker pid=N)" prefix; Ray colours the prefix and appends "[repeated 3x across cluster]"
@@ -47,6 +51,8 @@ KERAS_STEPS_PER_EPOCH = 5  # keras_job.py: 4 epochs x 5 steps
 # skorch's PrintLog table row (ANSI colours stripped): "      7         nan      0.2510  0.0031";
 # skorch_job.py runs one full-batch step per epoch
 _SKORCH_ROW = re.compile(r"^\s*(\d+)\s+([-+.\w]+)\s+([-+.\w]+)\s+\d+\.\d+\s*$", re.M)
+# wandb's console summary after "wandb: Run summary:": "wandb:      loss nan" (keys right-aligned)
+_WANDB_SUMMARY = re.compile(r"wandb:\s+(loss|grad_norm) ([-+.\w]+)$", re.M)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ONE_PROCESS = ("keras_job.py", "skorch_job.py")  # no rank, no launcher
 
@@ -64,6 +70,9 @@ def metrics(logs: Path, job: Job) -> Steps:
                     for row in csv.DictReader(fh)}
     if job.script == "ray_job.py":
         return _ray_steps(all_text(logs))
+    if job.script == "wandb_job.py":  # wandb's run summary: the last value of each metric, as step 0
+        summary = dict(_WANDB_SUMMARY.findall(all_text(logs)))
+        return {0: {"loss": float(summary["loss"]), "grad_norm": float(summary["grad_norm"])}} if summary else {}
     if job.script == "skorch_job.py":
         return {int(m[1]): {"loss": float(m[2])} for m in _SKORCH_ROW.finditer(_ANSI.sub("", all_text(logs)))}
     csv_files = sorted(logs.rglob("metrics.csv")) if job.script == "pl_job.py" else []
@@ -78,7 +87,7 @@ def metrics(logs: Path, job: Job) -> Steps:
     if line := _LINES.get(job.script):
         for p in pieces:
             for hit in line.finditer(p):
-                steps[int(hit.group(1))] = {"loss": float(hit.group(2)), "grad_norm": float(hit.group(3))}
+                steps[int(hit["step"])] = {"loss": float(hit["loss"]), "grad_norm": float(hit["gn"])}
         return steps
     if job.script in ("hf_job.py", "trl_job.py"):  # TRL's SFTTrainer prints the Trainer's dicts, its keys added
         every = job.arg("--logging-steps") or 1
@@ -133,7 +142,7 @@ def _watched(rec: dict[str, float]) -> float:
 
 # a rank's own line that shows its non-finite value, where the job prints one (truth: that rank)
 _OWN_NAN = {"accelerate_job.py": "step {step}: local loss nan", "ignite_job.py": "TerminateOnNan: Output 'nan'",
-            "structlog_job.py": "step={step} loss=nan"}
+            "structlog_job.py": "step={step} loss=nan", "hydra_job.py": "step {step}/20 loss=nan"}
 _CLIP_ERROR = "is non-finite, so it cannot be clipped"  # torch clip_grad_norm_(error_if_nonfinite=True)
 
 
@@ -199,7 +208,7 @@ def check_case(logs: Path, job: Job) -> None:
         else:
             _require("Signal 9 (SIGKILL)" in launcher_text(logs), "torchrun did not report SIGKILL")
             if by_rank:
-                _require("Traceback" not in by_rank[fr], "the killed rank printed a traceback")
+                _require("Traceback" not in by_rank.get(fr, ""), "the killed rank printed a traceback")
             else:  # accelerate launch: one unprefixed console, torch's own [rankN]: error lines
                 _require(f"[rank{fr}]:" not in text, "the killed rank printed a traceback")
     elif job.fault == "hang" and not by_rank:  # spawn's one console: it names the first process that failed

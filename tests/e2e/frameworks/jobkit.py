@@ -1,5 +1,6 @@
 """What the framework jobs (``hf_job.py``, ``pl_job.py``, ``accelerate_job.py``, ``fabric_job.py``,
-``ignite_job.py``, ``keras_job.py``, ``ray_job.py``, ``trl_job.py``, ``skorch_job.py``, ``structlog_job.py``)
+``ignite_job.py``, ``keras_job.py``, ``ray_job.py``, ``trl_job.py``, ``skorch_job.py``, ``structlog_job.py``,
+``hydra_job.py``, ``mmengine_job.py``, ``wandb_job.py``)
 share besides their framework: run as scripts from this folder, they import it as a sibling module."""
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ project's own venv does not need them; the golden tests read the recorded logs):
     /path/to/fwvenv/bin/python -m tests.e2e.frameworks.record --out /tmp/cases nan-pltrainer
 
 A case is ``<fault>-<framework>-<layout>`` (framework ``hftrainer``, ``pltrainer``,
-``accelerate``, ``fabric``, ``ignite``, ``keras``, ``raytrain``, ``trl``, ``skorch`` or ``structlogfmt`` (a
-torchrun loop logging through real structlog; not ``structlog``, the generated style's name), with a
+``accelerate``, ``fabric``, ``ignite``, ``keras``, ``raytrain``, ``trl``, ``skorch``, ``structlogfmt`` (a
+torchrun loop logging through real structlog; not ``structlog``, the generated style's name), ``hydra``,
+``mmengine`` or ``wandb``, with a
 ``_variant`` suffix where a job differs).
 Layouts: ``logdir``, ``console``, ``perrank`` (torchrun, as ``generate.torchrun_command``),
 ``acclaunch`` (``accelerate launch --multi_gpu``), ``spawn`` / ``pllaunch`` (plain python: the
@@ -48,7 +49,8 @@ RUN_TIMEOUT_S = 300  # a Ray Train job takes ~2 min on 2 shared cores
 PACKAGES = {"hf_job.py": ("transformers", "accelerate"), "pl_job.py": ("lightning",),
             "accelerate_job.py": ("accelerate",), "fabric_job.py": ("lightning",),
             "ignite_job.py": ("pytorch-ignite",), "keras_job.py": ("keras",), "ray_job.py": ("ray",), "skorch_job.py": ("skorch",),
-            "structlog_job.py": ("structlog",),
+            "structlog_job.py": ("structlog",), "hydra_job.py": ("hydra-core",), "mmengine_job.py": ("mmengine",),
+            "wandb_job.py": ("wandb",),
             "trl_job.py": ("trl", "transformers", "accelerate", "datasets")}
 
 
@@ -316,6 +318,45 @@ JOBS = [
         "rank 1 SIGKILLs itself at step 5."),
     Job("hang-structlogfmt-logdir", "structlog_job.py", fault("hang", 3, 6), "rank_hang", 3, others(3),
         "rank 3 sleeps before step 6's all-reduce; 15 s gloo timeout; rank 3 logs nothing more."),
+    # ---- fw4 (issue #12): a Hydra-configured loop, MMEngine's Runner, a loop that logs only to wandb (offline)
+    Job("healthy-hydra-logdir", "hydra_job.py", (), None, None, (),
+        "Hydra 1.3 @hydra.main loop, every rank logs through Hydra's job logging, 20 clean steps."),
+    Job("nan-hydra-console", "hydra_job.py", fault("nan", 1, 6), "nonfinite_loss", 1, others(1),
+        "NaN in rank 1's input at step 6; every rank logs 'step S/20 loss=L grad_norm=G' (local loss, all-reduced "
+        "norm) in Hydra's format, so rank 1's own 'step 6/20 loss=nan' (tagged [default1]:) names it."),
+    Job("exception-hydra-perrank", "hydra_job.py", fault("exception", 2, 6), "rank_exception", 2, others(2),
+        "rank 2 raises ValueError before its step-6 forward; Hydra catches it, prints 'Error executing job with "
+        "overrides: [...]' and a shortened traceback, and exits 1 (so @record writes no error.json)."),
+    Job("sigkill-hydra-logdir", "hydra_job.py", fault("sigkill", 3, 5), "rank_killed", 3, others(3),
+        "rank 3 SIGKILLs itself at step 5."),
+    Job("hang-hydra-console", "hydra_job.py", fault("hang", 1, 6), "rank_hang", 1, others(1),
+        "rank 1 sleeps before step 6's all-reduce; 15 s gloo timeout; the peers' errors go through Hydra's "
+        "'Error executing job' report."),
+    Job("spike-hydra-perrank", "hydra_job.py", fault("spike", 2, 12), "grad_norm_explosion", None, others(2),
+        "rank 2's gradients x400 at step 12 (a tensor hook): the all-reduced grad_norm every rank logs jumps ~100x, "
+        "clipped, finite; the local losses do not show it and the norm is the same on every rank: null."),
+    Job("healthy-mmengine-logdir", "mmengine_job.py", (), None, None, (),
+        "MMEngine Runner (iteration-based, LoggerHook interval 1), 20 clean iterations."),
+    Job("nan-mmengine-console", "mmengine_job.py", fault("nan", 2, 7), "nonfinite_loss", None, others(2),
+        "NaN in rank 2's input at iteration 7; only rank 0's MMLogger prints 'Iter(train) [ 7/20] ... grad_norm: nan "
+        "loss: ...' (its own loss, the all-reduced norm); MMEngine has no NaN stop by default. " + RANKZERO),
+    Job("exception-mmengine-logdir", "mmengine_job.py", fault("exception", 1, 6), "rank_exception", 1, others(1),
+        "rank 1 raises ValueError in the model's forward at iteration 6."),
+    Job("oom-mmengine-perrank", "mmengine_job.py", fault("oom", 3, 6), "cuda_oom", 3, others(3),
+        "rank 3 raises torch.OutOfMemoryError with the CUDA caching allocator's text (GPU 3) at iteration 6."),
+    Job("hang-mmengine-console", "mmengine_job.py", fault("hang", 2, 6), "rank_hang", 2, others(2),
+        "rank 2 sleeps before iteration 6's forward; 15 s gloo timeout."),
+    Job("healthy-wandb-console", "wandb_job.py", (), None, None, (),
+        "rank 0 logs to wandb 0.31 offline only; 20 clean steps; the console shows wandb's run history and summary."),
+    Job("nan-wandb-logdir", "wandb_job.py", fault("nan", 2, 7), "nonfinite_loss", None, others(2),
+        "NaN in rank 2's input at step 7; rank 0 logs only to wandb, whose console summary at the end shows "
+        "'grad_norm nan' and 'loss nan' (rank 0's loss, nan from step 8). " + RANKZERO),
+    Job("exception-wandb-perrank", "wandb_job.py", fault("exception", 3, 6), "rank_exception", 3, others(3),
+        "rank 3 raises ValueError before its step-6 forward."),
+    Job("sigkill-wandb-console", "wandb_job.py", fault("sigkill", 2, 5), "rank_killed", 2, others(2),
+        "rank 2 SIGKILLs itself at step 5."),
+    Job("hang-wandb-logdir", "wandb_job.py", fault("hang", 1, 6), "rank_hang", 1, others(1),
+        "rank 1 sleeps before step 6's all-reduce; 15 s gloo timeout."),
 ]
 
 
