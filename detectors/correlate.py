@@ -368,7 +368,9 @@ class _Correlator:
     def _scale_logged_dynamic(self) -> bool:
         """The logged loss scale is a dynamic scaler's, so 1 is far down its range rather than a
         constant: the job is fp16 (its own context says so) or its framework logs the scale
-        only for fp16 with dynamic scaling."""
+        only for fp16 with dynamic scaling. A static scale (``loss_scaling`` false) is no scaler."""
+        if self.ctx.get("loss_scaling") is False:
+            return False
         return self.ctx.get("precision") == "fp16" or self.ctx.get("framework") in _DYNAMIC_SCALE_LOGGERS
 
     def _skip_rate(self) -> list[Finding]:

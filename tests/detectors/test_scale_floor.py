@@ -107,6 +107,22 @@ def test_megatron_constant_scale_of_one_stays_quiet() -> None:
     assert _failures(lines) == []
 
 
+_DS_OPT = "[2023-05-02 10:01:17,212] [INFO] [logging.py:96:log_dist] [Rank 0] Creating fp16 optimizer with {}"
+
+
+@pytest.mark.parametrize(("optimizer", "collapse"), [("dynamic loss scale", True), ("static loss scale: 1.0", False)])
+def test_a_scale_of_one_in_an_fp16_job_is_the_floor_unless_the_scale_is_static(optimizer: str, collapse: bool) -> None:
+    """Megatron-DeepSpeed prints DeepSpeed's optimizer line (deepspeed/runtime/engine.py:
+    "Creating fp16 optimizer with dynamic loss scale" / "... with static loss scale: {scale}")
+    and Megatron's iteration lines: with a dynamic scaler (minimum 1 by default) a scale of
+    1.0 on every line is the floor; a static scale of 1 is a setting (preflight's concern)."""
+    lines = [_DS_OPT.format(optimizer)]
+    lines += [f" iteration      {i}/  250000 | consumed samples:       {i * 1024} | learning rate: 1.365E-05 | "
+              f"global batch size:  1024 | lm loss: 2.38264{i % 10}E+00 | loss scale: 1.0 | grad norm: 0.227 | "
+              "number of skipped iterations:   0 | number of nan iterations:   0 |" for i in range(182, 186)]
+    assert ("loss_scale_collapse" in _failures(lines)) is collapse
+
+
 def _context(line: str) -> dict[str, object]:
     fs = FileState("train.log", year=2026)
     return {e.data["key"]: e.data["value"] for e in default_parser().parse_line(line, 1, fs)
