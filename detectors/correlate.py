@@ -38,6 +38,14 @@ _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
 # initial_scale_power 32, fairseq --fp16-init-scale 128
 LATE_STEP = 1000  # overflows past this step (or from LATE_EPOCH on) are not the start-up search
 LATE_EPOCH = 2
+# an unbroken run of this many halvings (a 1024x fall, no growth in between) overshoots the
+# range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
+# 128 start is below 1 after ten): past any start-up calibration
+LONG_RUN = 10
+# frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
+# logs ``loss_scale`` only under --fp16/--amp): a scale of 1 there is the scaler, ten-plus
+# halvings down; Megatron prints a constant ``loss scale: 1.0`` in bf16 and fp32 runs
+_DYNAMIC_SCALE_LOGGERS = frozenset({"fairseq"})
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
@@ -234,7 +242,7 @@ class _Correlator:
         explicit = [f for f in self.st.findings if f.failure == "loss_scale_collapse"]
         if not moves and not explicit:
             logged = [rs.scale_min for rs in self.st.ranks.values() if rs.scale_min is not None]
-            if logged and min(logged) < 1:
+            if logged and (min(logged) < 1 or (min(logged) <= 1 and self._scale_logged_dynamic())):
                 rec = min((rs.scale_min_rec for rs in self.st.ranks.values() if rs.scale_min_rec is not None),
                           key=lambda r: r.order)
                 return [self.finding("loss_scale_collapse", None, rec.step, rec.time, [rec.source], overflows=0,
@@ -267,7 +275,11 @@ class _Correlator:
         # the scaler had found a working scale, then overflows came back on every step and
         # drove it down again: not calibration (which never resumes), the gradients are growing
         resumed = every_step >= 5 and len(real) > every_step and lowest is not None and lowest <= 128
-        if explicit or stuck or pinned or resumed or (lowest is not None and lowest <= 1) or (
+        # one unbroken run of LONG_RUN+ halvings that ends at 8 or less: the scaler fell through
+        # every scale fp16 training works at without one clean window (stylegan2's 16384 → 2.0);
+        # a shorter burst from a scale it had settled at (apex 512 → 2.0) is overflow skips
+        long_fall = tail_run >= LONG_RUN and real[-1].to_scale is not None and real[-1].to_scale <= 8
+        if explicit or stuck or pinned or resumed or long_fall or (lowest is not None and lowest <= 1) or (
                 lowest is not None and lowest <= 8 and every_step >= 3):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]
@@ -352,6 +364,14 @@ class _Correlator:
         out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
         return out
+
+    def _scale_logged_dynamic(self) -> bool:
+        """The logged loss scale is a dynamic scaler's, so 1 is far down its range rather than a
+        constant: the job is fp16 (its own context says so) or its framework logs the scale
+        only for fp16 with dynamic scaling. A static scale (``loss_scaling`` false) is no scaler."""
+        if self.ctx.get("loss_scaling") is False:
+            return False
+        return self.ctx.get("precision") == "fp16" or self.ctx.get("framework") in _DYNAMIC_SCALE_LOGGERS
 
     def _skip_rate(self) -> list[Finding]:
         """DeepSpeed ``step=N, skipped=M``: a high skip rate after warm-up."""

@@ -41,6 +41,11 @@ _WORLD = re.compile(
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
 _NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
 _NNODES = re.compile(r"--nnodes[= ](?P<v>\S+)")
+# a Lightning Trainer configured by Hydra overrides ("Error executing job with overrides: [...,
+# 'trainer.num_nodes=1', 'trainer.devices=3']"): a process per device on every node; "auto",
+# -1 or a device list give no size
+_PL_DEVICES = re.compile(r"\btrainer\.(?:devices|gpus)=(?P<n>\d+)\b")
+_PL_NODES = re.compile(r"\btrainer\.num_nodes=(?P<v>\d+)\b")
 _GPU = re.compile(
     r"(?P<v>(?:NVIDIA |Tesla |Quadro |GeForce )(?:RTX |GTX )?(?:A100|A800|H100|H800|H200|GH200|B100|B200|GB200|B300|GB300|A10G|A10|A16|A2|A30|A40|L40S|L40|L4|V100|T4|P100|P40|P4|K80|M40|M60|RTX ?\d{4}|A\d{4}|\d{4})[\w-]*(?: \w+GB(?: HBM\d)?)?)"
 )
@@ -91,6 +96,10 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
     wm = _WORLD.search(body)
     if wm and 0 < int(wm.group("v")) <= 1_000_000:
         _ctx(seg, "world_size", int(wm.group("v")))
+    pl = _PL_DEVICES.search(body)
+    if pl and not wm and int(pl.group("n")) > 0:
+        plnodes = _PL_NODES.search(body)
+        _ctx(seg, "world_size", int(pl.group("n")) * (int(plnodes.group("v")) if plnodes else 1))
     nm = _NPROC.search(body)
     if nm and not wm:
         nodes = _NNODES.search(body)
@@ -108,6 +117,8 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
 
 _FRAMEWORKS = (
     ("deepspeed", re.compile(r"\[(?:logging|engine|config|launch|runner|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\[deeps(?:peed|cale)\]")),
+    # fairseq's logger names between pipes: "| INFO | fairseq.trainer |", "| INFO | train_inner |"
+    ("fairseq", re.compile(r"\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \|")),
     ("megatron", re.compile(r"iteration\s+\d+/\s*\d+ \||- arguments -|megatron")),
     ("hf_trainer", re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |TrainingArguments\(")),
     ("lightning", re.compile(r"Automatic Mixed Precision \(AMP\)|LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES|\[rank: \d+\] |lightning")),
@@ -131,13 +142,13 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|GPU number: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|GPU number: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
     Rule(
         "context.framework",
-        r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
+        r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
         _framework,
         on_raw=True,
     ),

@@ -187,3 +187,21 @@ def test_a_blocking_wait_timeout_is_a_report_of_the_waiting_rank(line: str, rank
     assert top["failure"] == "collective_timeout"
     assert top["initiator"]["rank"] is None  # a timeout report is collateral: it names no culprit
     assert [c["rank"] for c in top["collateral"]] == [rank]
+
+
+# --- a distributed test harness's "Worker N hung.": a hang, the number is not the culprit ----
+
+
+def test_harness_worker_hung_is_a_timeout_that_names_no_rank() -> None:
+    """deepspeedai/DeepSpeed#2999 (corpus dist-125): DeepSpeed's unit-test harness
+    (tests/unit/common.py, f"Worker {rank} hung.") fails on the first worker, in rank order,
+    that had not exited within its join timeout; the best-guess-GPU warnings are benign."""
+    text = (
+        "[gw3] linux -- Python 3.8.8 /tmp/actions-runner/_work/DeepSpeed/DeepSpeed/unit-test-venv/bin/python\n"
+        "Worker 0 hung.\n"
+        "[W ProcessGroupNCCL.cpp:1569] Rank 0 using best-guess GPU 0 to perform barrier as devices used by this "
+        "process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect."
+        "Specify device_ids in barrier() to force use of a particular device.\n"
+    )
+    inc = report(text)["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("collective_timeout", None)
