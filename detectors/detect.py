@@ -38,6 +38,10 @@ ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0)
 # entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
 ABSURD_PPL = 1e9
 EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
+# an evaluation loss is computed on the same held-out set each time: between two evaluations it
+# moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
+# best is a jump, unless the training loss kept falling meanwhile (over-fitting, not divergence)
+EVAL_JUMP = 4.0 / 3.0
 
 
 def nonfinite(v: Any) -> bool:
@@ -64,6 +68,10 @@ class RankState:
     dynamic_scale: bool = False  # a loss scale above 1 was logged: a dynamic scaler is at work
     spike: SampleRec | None = None
     explosion: SampleRec | None = None
+    # the lowest evaluation loss so far, and the training loss last logged when it was set
+    # (class-level defaults: a rank state restored from an older checkpoint reads them)
+    eval_best: float | None = None
+    eval_best_train: float | None = None
     scale_last: float | None = None
     scale_min: float | None = None  # lowest loss scale a metric line logged
     scale_min_rec: SampleRec | None = None
@@ -535,7 +543,31 @@ class JobState:
               and isfinite(grad) and not bad_loss):
             st.grad_recovered = rec  # the non-finite step was skipped: the model is fine
         self._baselines(st, rec)
+        ev_loss = get("eval_loss")
+        if ev_loss is not None:
+            self._eval_jump(st, rec, ev_loss)
         st.samples.append(rec)
+
+    @staticmethod
+    def _eval_jump(st: RankState, rec: SampleRec, v: Any) -> None:
+        """An evaluation loss at least ``EVAL_JUMP`` times its best so far while the training
+        loss did not fall since that best (or is not logged): the model got worse on data it
+        is not fitted to and on the data it is, a divergence. A rising evaluation loss under a
+        falling training loss is over-fitting, which is not an incident."""
+        if not isinstance(v, float) or not isfinite(v):
+            return
+        best, train = st.eval_best, st.last.get("loss")
+        if best is None or v < best:
+            st.eval_best, st.eval_best_train = v, train
+            return
+        if (st.spike is not None or st.first_bad_loss is not None or st.first_bad_global is not None
+                or best <= 0 or v < EVAL_JUMP * best):
+            return
+        before = st.eval_best_train
+        if train is not None and before is not None and isfinite(train) and isfinite(before) and train < before:
+            return  # training still improving: over-fitting
+        st.spike = rec
+        rec.data.setdefault("baseline_median", best)
 
     def _baselines(self, st: RankState, rec: SampleRec) -> None:
         """Loss spikes and grad-norm explosions against a robust baseline of earlier samples.

@@ -101,12 +101,30 @@ _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
 _BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}\d{1,9}/\d{1,9}\]")
 
 
+# a bracketed evaluation tag naming the whole line's metrics as held-out ones: Marian's
+# "[valid] Ep. 3 : Up. 120000 : cross-entropy : 75.22", attention-is-all-you-need-pytorch's
+# "  - (Validation) ppl:  865.33501, accuracy: ..." (the training line beside it says "(Training)")
+_EVAL_TAG = re.compile(r"[\[(](?i:valid|validation|val|eval|evaluation|dev|test)[\])]")
+
+
+def _as_eval(text: str, values: dict[str, float]) -> bool:
+    """A line tagged as an evaluation: its loss (or perplexity) is the held-out loss, a series
+    of its own (``eval_loss``), never mixed into the training loss the spike rules judge.
+    ``text`` is the segment before prefix stripping (Marian's tag reads like a logger label)."""
+    if "loss" not in values or "eval_loss" in values or _EVAL_TAG.search(text) is None:
+        return False
+    values["eval_loss"] = values.pop("loss")
+    values.pop("ppl", None)
+    return True
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     records = extract_records(body)
     if len(records) > 1:
         return _glued(seg, body, records)
     values = records[0]
+    tagged = _as_eval(seg.raw or body, values)
     metrics = METRIC_KEYS & values.keys()
     if not metrics:
         return False
@@ -122,7 +140,7 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         # ("| lg_loss_scale | -0.821 |", OpenAI's logger) is explicit about its key
         key = next(iter(metrics))
         v = values[key]
-        row = _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
+        row = tagged or _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
         if not row and (key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body))):
             return False
     return _emit(seg, values, _scope(body, values))
