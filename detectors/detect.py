@@ -68,10 +68,10 @@ class RankState:
     dynamic_scale: bool = False  # a loss scale above 1 was logged: a dynamic scaler is at work
     spike: SampleRec | None = None
     explosion: SampleRec | None = None
-    # the lowest evaluation loss so far, and the training loss last logged when it was set
-    # (class-level defaults: a rank state restored from an older checkpoint reads them)
-    eval_best: float | None = None
-    eval_best_train: float | None = None
+    # per evaluation series (a loss, or the log of a perplexity): its lowest value so far and the
+    # training loss last logged when it was set (an immutable class-level default: a rank state
+    # restored from an older checkpoint reads it)
+    eval_bests: tuple[tuple[str, float, float | None], ...] = ()
     scale_last: float | None = None
     scale_min: float | None = None  # lowest loss scale a metric line logged
     scale_min_rec: SampleRec | None = None
@@ -556,14 +556,16 @@ class JobState:
         falling training loss is over-fitting, which is not an incident."""
         if not isinstance(v, float) or not isfinite(v):
             return
-        best, train = st.eval_best, st.last.get("loss")
-        if best is None or v < best:
-            st.eval_best, st.eval_best_train = v, train
+        series = "ppl" if rec.data.get("eval_from_ppl") else "loss"
+        train = st.last.get("loss")
+        got = next((b for b in st.eval_bests if b[0] == series), None)
+        if got is None or v < got[1]:
+            st.eval_bests = (*(b for b in st.eval_bests if b[0] != series), (series, v, train))
             return
+        _, best, before = got
         if (st.spike is not None or st.first_bad_loss is not None or st.first_bad_global is not None
                 or best <= 0 or v < EVAL_JUMP * best):
             return
-        before = st.eval_best_train
         if train is not None and before is not None and isfinite(train) and isfinite(before) and train < before:
             return  # training still improving: over-fitting
         st.spike = rec

@@ -114,7 +114,10 @@ def _as_eval(text: str, values: dict[str, float]) -> bool:
     if "loss" not in values or "eval_loss" in values or _EVAL_TAG.search(text) is None:
         return False
     values["eval_loss"] = values.pop("loss")
-    values.pop("ppl", None)
+    if values.pop("ppl", None) is not None:
+        # Marian prints its cross-entropy and its perplexity as two [valid] lines of one
+        # evaluation: the log of the perplexity is another series than the summed cross-entropy
+        values["eval_from_ppl"] = 1.0
     return True
 
 
