@@ -42,6 +42,9 @@ EARLY_STEPS = 10  # the first steps of a run, where a short series is no baselin
 # moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
 # best is a jump, unless the training loss kept falling meanwhile (over-fitting, not divergence)
 EVAL_JUMP = 4.0 / 3.0
+# a logged perplexity this many times the median of the earlier ones is a spike, the same
+# ratio the loss itself is judged by (see JobState._ppl_spike)
+PPL_JUMP = 3.0
 
 
 def nonfinite(v: Any) -> bool:
@@ -605,6 +608,9 @@ class JobState:
         if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
             st.spike = rec  # worse than chance over any vocabulary: no baseline needed
             return
+        if st.spike is None and isinstance(ppl, float) and isfinite(ppl) and self._ppl_spike(st, rec, ppl):
+            st.spike = rec
+            return
         best = get("best_loss")
         if best is not None:
             v0 = get("loss")
@@ -661,6 +667,26 @@ class JobState:
             if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
+
+    @staticmethod
+    def _ppl_spike(st: RankState, rec: SampleRec, ppl: float) -> bool:
+        """A perplexity at least ``PPL_JUMP`` times the median of the earlier ones (3+ of them,
+        past the first ``EARLY_STEPS`` steps; with 20+ also 8 MADs above it). A perplexity is
+        e^loss: the loss rules judge its log, where a window average tripling its effective
+        number of choices (7.5 → 45, ln 2.0 → 3.8) is not even a doubled loss. Judged on the
+        perplexity, that rise is as plain as a tripled loss."""
+        if rec.step is not None and 0 <= rec.step <= EARLY_STEPS:
+            return False
+        base = _median_mad(st.samples, "ppl")
+        if base is None:
+            return False
+        med, mad, n = base
+        if n < 3 or med <= 0 or ppl < PPL_JUMP * med:
+            return False
+        if n >= 20 and ppl - med <= 8 * max(mad, 1e-12):
+            return False
+        rec.data.setdefault("baseline_median", med)
+        return True
 
     @staticmethod
     def _growing(st: RankState, v: float) -> bool:
