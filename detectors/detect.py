@@ -560,7 +560,7 @@ class JobState:
         if not isinstance(v, float) or not isfinite(v):
             return
         series = "ppl" if rec.data.get("eval_from_ppl") else "loss"
-        train = st.last.get("loss")
+        train = _train_level(st, rec)
         got = next((b for b in st.eval_bests if b[0] == series), None)
         if got is None or v < got[1]:
             st.eval_bests = (*(b for b in st.eval_bests if b[0] != series), (series, v, train))
@@ -569,7 +569,7 @@ class JobState:
         if (st.spike is not None or st.first_bad_loss is not None or st.first_bad_global is not None
                 or best <= 0 or v < EVAL_JUMP * best):
             return
-        if train is not None and before is not None and isfinite(train) and isfinite(before) and train < before:
+        if train is not None and before is not None and train < before:
             return  # training still improving: over-fitting
         st.spike = rec
         rec.data.setdefault("baseline_median", best)
@@ -763,6 +763,26 @@ class JobState:
         if steps and steps[len(steps) // 2] > 0.6:
             return False  # per-batch losses jumping 2x from one log line to the next: noise, not a trend
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _train_level(st: RankState, rec: SampleRec) -> float | None:
+    """The training loss where an evaluation finds it: the median of the last (up to) 5 finite
+    training losses of the rank, this line's own included (Keras prints both on one line), so
+    one noisy batch does not decide whether the training loss fell. None when none is logged."""
+    vals: list[float] = []
+    own = rec.data.get("loss")
+    if isinstance(own, float) and isfinite(own):
+        vals.append(own)
+    for r in reversed(st.samples):
+        if len(vals) >= 5:
+            break
+        x = r.data.get("loss")
+        if isinstance(x, float) and isfinite(x):
+            vals.append(x)
+    if not vals:
+        return None
+    vals.sort()
+    return vals[len(vals) // 2]
 
 
 def _last_finite(samples: deque[SampleRec], metric: str) -> list[Any] | None:
