@@ -677,6 +677,9 @@ class JobState:
         perplexity, that rise is as plain as a tripled loss."""
         if rec.step is not None and 0 <= rec.step <= EARLY_STEPS:
             return False
+        low = finite_min(st.samples, "ppl")  # the sorted copy's first value: most samples end here
+        if low is None or ppl < PPL_JUMP * low:
+            return False
         base = _median_mad(st.samples, "ppl")
         if base is None:
             return False
