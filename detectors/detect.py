@@ -677,6 +677,11 @@ class JobState:
         perplexity, that rise is as plain as a tripled loss."""
         if rec.step is not None and 0 <= rec.step <= EARLY_STEPS:
             return False
+        loss = rec.data.get("loss")
+        if isinstance(loss, float) and isfinite(loss) and not _is_log_of(loss, ppl):
+            # a "perplexity" that is not e^loss (nor 2^loss) beside it measures something else:
+            # a VQ codebook's usage grows as training goes well
+            return False
         low = finite_min(st.samples, "ppl")  # the sorted copy's first value: most samples end here
         if low is None or ppl < PPL_JUMP * low:
             return False
@@ -766,6 +771,14 @@ class JobState:
         if steps and steps[len(steps) // 2] > 0.6:
             return False  # per-batch losses jumping 2x from one log line to the next: noise, not a trend
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _is_log_of(loss: float, ppl: float) -> bool:
+    """``loss`` is the natural or base-2 log of ``ppl`` (to 5 % of its size, at least 0.05)."""
+    if ppl <= 0:
+        return False
+    tol = 0.05 * max(abs(loss), 1.0)
+    return abs(loss - math.log(ppl)) <= tol or abs(loss - math.log2(ppl)) <= tol
 
 
 def _train_level(st: RankState, rec: SampleRec) -> float | None:
