@@ -107,6 +107,7 @@ _BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8
 # fairseq's "| epoch 028 | valid on 'valid' subset | loss 9.329 | ... | ppl 272.04 |"
 # ("[dev]" and "[test]" are left out: as bracketed labels they also name an environment or a
 # logger, and a training loss read as an evaluation one would be judged by the eval rule)
+_TRAIN_TAG = re.compile(r"[\[(](?i:train|training)[\])]")
 _EVAL_TAG = re.compile(r"[\[(](?i:valid|validation|val|eval|evaluation)[\])]|\bvalid on '")
 
 
@@ -114,8 +115,11 @@ def _as_eval(text: str, values: dict[str, float]) -> bool:
     """A line tagged as an evaluation: its loss (or perplexity) is the held-out loss, a series
     of its own (``eval_loss``), never mixed into the training loss the spike rules judge.
     ``text`` is the segment before prefix stripping (Marian's tag reads like a logger label)."""
-    if "loss" not in values or "eval_loss" in values or _EVAL_TAG.search(text) is None:
+    if "loss" not in values or "eval_loss" in values:
         return False
+    tag = _EVAL_TAG.search(text)
+    if tag is None or _TRAIN_TAG.search(text, 0, tag.start()) is not None:
+        return False  # untagged, or "[Train] loss: 0.5 ... [Val] loss: 0.6": the first loss is a training one
     values["eval_loss"] = values.pop("loss")
     if values.pop("ppl", None) is not None:
         # Marian prints its cross-entropy and its perplexity as two [valid] lines of one

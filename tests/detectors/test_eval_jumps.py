@@ -128,3 +128,11 @@ def test_same_jump_with_training_loss_not_falling_is_caught() -> None:
     held = [line.replace(line.split(",")[1], "Loss:0.17360799") for line in _TF2_OVERFIT]
     assert _failures(held) == ["loss_spike"]
 
+
+
+def test_a_training_tag_before_the_eval_tag_keeps_the_training_loss() -> None:
+    # the AIAYN summary rows joined into one line (a constructed counterfactual: the first loss
+    # read is the "(Training)" one, so the line stays a training sample)
+    joined = _AIAYN[1].strip() + " " + _AIAYN[2].strip()
+    data = _samples([joined])
+    assert len(data) == 1 and "eval_loss" not in data[0] and round(math.exp(float(data[0]["loss"])), 3) == 69.896  # type: ignore[arg-type]
