@@ -104,11 +104,14 @@ _BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8
 # a bracketed evaluation tag naming the whole line's metrics as held-out ones: Marian's
 # "[valid] Ep. 3 : Up. 120000 : cross-entropy : 75.22", attention-is-all-you-need-pytorch's
 # "  - (Validation) ppl:  865.33501, accuracy: ..." (the training line beside it says "(Training)"),
-# fairseq's "| epoch 028 | valid on 'valid' subset | loss 9.329 | ... | ppl 272.04 |"
+# fairseq's "| epoch 028 | valid on 'valid' subset | loss 9.329 | ... | ppl 272.04 |", Megatron's
+# validation summary
 # ("[dev]" and "[test]" are left out: as bracketed labels they also name an environment or a
 # logger, and a training loss read as an evaluation one would be judged by the eval rule)
 _TRAIN_TAG = re.compile(r"[\[(](?i:train|training)[\])]")
-_EVAL_TAG = re.compile(r"[\[(](?i:valid|validation|val|eval|evaluation)[\])]|\bvalid on '")
+_EVAL_TAG = re.compile(r"[\[(](?i:valid|validation|val|eval|evaluation)[\])]|\bvalid on '"
+                       # Megatron's " validation loss at iteration 1000 | lm loss value: ... | lm loss PPL: ..."
+                       r"|\bvalidation loss at (?:iteration|the end)")
 
 
 def _as_eval(text: str, values: dict[str, float]) -> bool:

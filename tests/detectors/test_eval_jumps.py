@@ -136,3 +136,12 @@ def test_a_training_tag_before_the_eval_tag_keeps_the_training_loss() -> None:
     joined = _AIAYN[1].strip() + " " + _AIAYN[2].strip()
     data = _samples([joined])
     assert len(data) == 1 and "eval_loss" not in data[0] and round(math.exp(float(data[0]["loss"])), 3) == 69.896  # type: ignore[arg-type]
+
+
+def test_megatron_validation_summary_is_an_eval() -> None:
+    # Megatron's validation summary prints "LM loss"/"LM PPL": a held-out figure, not the
+    # training loss of the iteration lines around it
+    # https://github.com/THUDM/Chinese-Transformer-XL/issues/7
+    data = _samples([" validation loss at iteration 1000 | LM loss: 4.503653E+00 | LM PPL: 9.034661E+01"])
+    assert data and all("loss" not in d and "ppl" not in d for d in data)
+    assert {d["eval_loss"] for d in data} == {4.503653}
