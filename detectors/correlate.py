@@ -205,7 +205,8 @@ class _Correlator:
                 if rank is not None and self._diverged_elsewhere(rs, r.data.get("loss")):
                     rank = None
                 out.append(self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
-                                        [r.source], value=r.data.get("loss"), baseline=r.data.get("baseline_median")))
+                                        [r.source], value=r.data.get("loss", r.data.get("eval_loss")),
+                                        baseline=r.data.get("baseline_median")))
             if rs.explosion:
                 r = rs.explosion
                 out.append(self.finding("grad_norm_explosion", None if r.data.get("scope") == "global" else rank,

@@ -38,6 +38,13 @@ ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0)
 # entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
 ABSURD_PPL = 1e9
 EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
+# an evaluation loss is computed on the same held-out set each time: between two evaluations it
+# moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
+# best is a jump, unless the training loss kept falling meanwhile (over-fitting, not divergence)
+EVAL_JUMP = 4.0 / 3.0
+# a logged perplexity this many times the median of the earlier ones is a spike, the same
+# ratio the loss itself is judged by (see JobState._ppl_spike)
+PPL_JUMP = 3.0
 
 
 def nonfinite(v: Any) -> bool:
@@ -64,6 +71,10 @@ class RankState:
     dynamic_scale: bool = False  # a loss scale above 1 was logged: a dynamic scaler is at work
     spike: SampleRec | None = None
     explosion: SampleRec | None = None
+    # per evaluation series (a loss, or the log of a perplexity): its lowest value so far and the
+    # training loss last logged when it was set (an immutable class-level default: a rank state
+    # restored from an older checkpoint reads it)
+    eval_bests: tuple[tuple[str, float, float | None], ...] = ()
     scale_last: float | None = None
     scale_min: float | None = None  # lowest loss scale a metric line logged
     scale_min_rec: SampleRec | None = None
@@ -547,7 +558,33 @@ class JobState:
               and isfinite(grad) and not bad_loss):
             st.grad_recovered = rec  # the non-finite step was skipped: the model is fine
         self._baselines(st, rec)
+        ev_loss = get("eval_loss")
+        if ev_loss is not None:
+            self._eval_jump(st, rec, ev_loss)
         st.samples.append(rec)
+
+    @staticmethod
+    def _eval_jump(st: RankState, rec: SampleRec, v: Any) -> None:
+        """An evaluation loss at least ``EVAL_JUMP`` times its best so far while the training
+        loss did not fall since that best (or is not logged): the model got worse on data it
+        is not fitted to and on the data it is, a divergence. A rising evaluation loss under a
+        falling training loss is over-fitting, which is not an incident."""
+        if not isinstance(v, float) or not isfinite(v):
+            return
+        series = "ppl" if rec.data.get("eval_from_ppl") else "loss"
+        train = _train_level(st, rec)
+        got = next((b for b in st.eval_bests if b[0] == series), None)
+        if got is None or v < got[1]:
+            st.eval_bests = (*(b for b in st.eval_bests if b[0] != series), (series, v, train))
+            return
+        _, best, before = got
+        if (st.spike is not None or st.first_bad_loss is not None or st.first_bad_global is not None
+                or best <= 0 or v < EVAL_JUMP * best):
+            return
+        if train is not None and before is not None and train < before:
+            return  # training still improving: over-fitting
+        st.spike = rec
+        rec.data.setdefault("baseline_median", best)
 
     def _baselines(self, st: RankState, rec: SampleRec) -> None:
         """Loss spikes and grad-norm explosions against a robust baseline of earlier samples.
@@ -582,6 +619,9 @@ class JobState:
         ppl = get("ppl")
         if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
             st.spike = rec  # worse than chance over any vocabulary: no baseline needed
+            return
+        if st.spike is None and isinstance(ppl, float) and isfinite(ppl) and self._ppl_spike(st, rec, ppl):
+            st.spike = rec
             return
         best = get("best_loss")
         if best is not None:
@@ -639,6 +679,34 @@ class JobState:
             if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
+
+    @staticmethod
+    def _ppl_spike(st: RankState, rec: SampleRec, ppl: float) -> bool:
+        """A perplexity at least ``PPL_JUMP`` times the median of the earlier ones (3+ of them,
+        past the first ``EARLY_STEPS`` steps; with 20+ also 8 MADs above it). A perplexity is
+        e^loss: the loss rules judge its log, where a window average tripling its effective
+        number of choices (7.5 → 45, ln 2.0 → 3.8) is not even a doubled loss. Judged on the
+        perplexity, that rise is as plain as a tripled loss."""
+        if rec.step is not None and 0 <= rec.step <= EARLY_STEPS:
+            return False
+        loss = rec.data.get("loss")
+        if isinstance(loss, float) and isfinite(loss) and not _is_log_of(loss, ppl):
+            # a "perplexity" that is not e^loss (nor 2^loss) beside it measures something else:
+            # a VQ codebook's usage grows as training goes well
+            return False
+        low = finite_min(st.samples, "ppl")  # the sorted copy's first value: most samples end here
+        if low is None or ppl < PPL_JUMP * low:
+            return False
+        base = _median_mad(st.samples, "ppl")
+        if base is None:
+            return False
+        med, mad, n = base
+        if n < 3 or med <= 0 or ppl < PPL_JUMP * med:
+            return False
+        if n >= 20 and ppl - med <= 8 * max(mad, 1e-12):
+            return False
+        rec.data.setdefault("baseline_median", med)
+        return True
 
     @staticmethod
     def _growing(st: RankState, v: float) -> bool:
@@ -715,6 +783,34 @@ class JobState:
         if steps and steps[len(steps) // 2] > 0.6:
             return False  # per-batch losses jumping 2x from one log line to the next: noise, not a trend
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _is_log_of(loss: float, ppl: float) -> bool:
+    """``loss`` is the natural or base-2 log of ``ppl`` (to 5 % of its size, at least 0.05)."""
+    if ppl <= 0:
+        return False
+    tol = 0.05 * max(abs(loss), 1.0)
+    return abs(loss - math.log(ppl)) <= tol or abs(loss - math.log2(ppl)) <= tol
+
+
+def _train_level(st: RankState, rec: SampleRec) -> float | None:
+    """The training loss where an evaluation finds it: the median of the last (up to) 5 finite
+    training losses of the rank, this line's own included (Keras prints both on one line), so
+    one noisy batch does not decide whether the training loss fell. None when none is logged."""
+    vals: list[float] = []
+    own = rec.data.get("loss")
+    if isinstance(own, float) and isfinite(own):
+        vals.append(own)
+    for r in reversed(st.samples):
+        if len(vals) >= 5:
+            break
+        x = r.data.get("loss")
+        if isinstance(x, float) and isfinite(x):
+            vals.append(x)
+    if not vals:
+        return None
+    vals.sort()
+    return vals[len(vals) // 2]
 
 
 def _last_finite(samples: deque[SampleRec], metric: str) -> list[Any] | None:

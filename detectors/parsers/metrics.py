@@ -107,12 +107,43 @@ _BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch)\s{0,4}:?\s{0,4}\[\s{0,8
 _BRACKET_ITER = re.compile(r"\bIter\(train\)\s{0,4}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
 
 
+# a bracketed evaluation tag naming the whole line's metrics as held-out ones: Marian's
+# "[valid] Ep. 3 : Up. 120000 : cross-entropy : 75.22", attention-is-all-you-need-pytorch's
+# "  - (Validation) ppl:  865.33501, accuracy: ..." (the training line beside it says "(Training)"),
+# fairseq's "| epoch 028 | valid on 'valid' subset | loss 9.329 | ... | ppl 272.04 |", Megatron's
+# validation summary
+# ("[dev]" and "[test]" are left out: as bracketed labels they also name an environment or a
+# logger, and a training loss read as an evaluation one would be judged by the eval rule)
+_TRAIN_TAG = re.compile(r"[\[(](?i:train|training)[\])]")
+_EVAL_TAG = re.compile(r"[\[(](?i:valid|validation|val|eval|evaluation)[\])]|\bvalid on '"
+                       # Megatron's " validation loss at iteration 1000 | lm loss value: ... | lm loss PPL: ..."
+                       r"|\bvalidation loss at (?:iteration|the end)")
+
+
+def _as_eval(text: str, values: dict[str, float]) -> bool:
+    """A line tagged as an evaluation: its loss (or perplexity) is the held-out loss, a series
+    of its own (``eval_loss``), never mixed into the training loss the spike rules judge.
+    ``text`` is the segment before prefix stripping (Marian's tag reads like a logger label)."""
+    if "loss" not in values or "eval_loss" in values:
+        return False
+    tag = _EVAL_TAG.search(text)
+    if tag is None or _TRAIN_TAG.search(text, 0, tag.start()) is not None:
+        return False  # untagged, or "[Train] loss: 0.5 ... [Val] loss: 0.6": the first loss is a training one
+    values["eval_loss"] = values.pop("loss")
+    if values.pop("ppl", None) is not None:
+        # Marian prints its cross-entropy and its perplexity as two [valid] lines of one
+        # evaluation: the log of the perplexity is another series than the summed cross-entropy
+        values["eval_from_ppl"] = 1.0
+    return True
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     records = extract_records(body)
     if len(records) > 1:
         return _glued(seg, body, records)
     values = records[0]
+    tagged = _as_eval(seg.raw or body, values)
     metrics = METRIC_KEYS & values.keys()
     if not metrics:
         return False
@@ -130,7 +161,7 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         # ("| lg_loss_scale | -0.821 |", OpenAI's logger) is explicit about its key
         key = next(iter(metrics))
         v = values[key]
-        row = _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
+        row = tagged or _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
         if not row and (key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body))):
             return False
     return _emit(seg, values, _scope(body, values))
