@@ -17,9 +17,10 @@ parsing is deterministic, and they came before the first such line). After each 
 worker's map is merged into the job's, as the serial loop's writes would have left it.
 
 Memory stays bounded: a worker blocks once ``AHEAD`` batches of a file wait unread. A batch
-waits pickled (bytes, ~3x smaller than its tuples), so ``AHEAD`` can be a whole file of the
-1 GB bench corpus (16 chunks of 8 MiB): the worker of the next file then parses it to the end
-while the main process adds the current one, instead of stopping after 4 chunks with a CPU idle.
+waits pickled (bytes, ~3x smaller than its tuples and what they hold), so ``AHEAD`` can be a
+whole file of the 1 GB bench corpus (16 chunks of 8 MiB): the worker of the next file then
+parses it to the end while the main process adds the current one, instead of stopping after 4
+chunks with part of a CPU idle (bench/README.md round 7, ``python -m bench.pipeline_model``).
 """
 
 from __future__ import annotations
