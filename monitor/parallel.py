@@ -16,12 +16,17 @@ and parses that file itself with the full map (skipping the events it already ad
 parsing is deterministic, and they came before the first such line). After each file its
 worker's map is merged into the job's, as the serial loop's writes would have left it.
 
-Memory stays bounded: a worker blocks once ``AHEAD`` batches of a file wait unread.
+Memory stays bounded: a worker blocks once ``AHEAD`` batches of a file wait unread. A batch
+waits pickled (bytes, ~3x smaller than its tuples and what they hold), so ``AHEAD`` can be a
+whole file of the 1 GB bench corpus (16 chunks of 8 MiB): the worker of the next file then
+parses it to the end while the main process adds the current one, instead of stopping after 4
+chunks with part of a CPU idle (bench/README.md round 7, ``python -m bench.pipeline_model``).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import pickle
 import queue
 import traceback
 from typing import Any
@@ -35,7 +40,7 @@ from monitor.reader import ChunkReader
 
 __all__ = ["AHEAD", "ParallelFiles"]
 
-AHEAD = 4  # batches (one per chunk read) a worker may run ahead of the main process per file
+AHEAD = 16  # batches (one per chunk read, pickled) a worker may run ahead of the main process per file
 _POLL_S = 1.0
 
 
@@ -93,7 +98,7 @@ def _worker(files: list[LogFile], engine: str | None, claim: Any, cancelled: Any
                         events, lines = parser.parse_chunk_counted(buf, first, fstate)
                         if data:
                             reader.advance(lines)  # (flush() counts the line it hands out itself)
-                        q.put(("events", _pack(events), pid_rank.misses))
+                        q.put(("events", pickle.dumps(_pack(events), pickle.HIGHEST_PROTOCOL), pid_rank.misses))
                         pid_rank.misses = []
                     if cancelled[i]:
                         q.put(("cancelled",))
@@ -141,7 +146,7 @@ class ParallelFiles:
                 if any(key in self.jps.pid_rank for key in msg[2]):
                     self._cancel(i)
                     return self._serial(lf, fstate, state, skip=added)
-                events = _unpack(msg[1])
+                events = _unpack(pickle.loads(msg[1]))
                 for ev in events:
                     state.add(ev)
                 added += len(events)

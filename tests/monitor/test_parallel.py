@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import monitor.diagnose as diagnose_mod
+import monitor.parallel as parallel_mod
 from bench.generate import generate
 from monitor.diagnose import diagnose_paths
 
@@ -53,9 +54,14 @@ def _filler(n: int, tag: str) -> str:
     return "".join(f"2024-12-18 06:00:{i % 60:02d},000 - INFO - data - {tag} shard {i} prefetched\n" for i in range(n))
 
 
-def test_rank_learnt_from_an_earlier_file_is_used(tmp_path: Path, small_chunks: None) -> None:
+@pytest.mark.parametrize("tail", [50, 6000])
+def test_rank_learnt_from_an_earlier_file_is_used(tmp_path: Path, small_chunks: None, tail: int) -> None:
     """NCCL host:pid -> rank comes from a.log; b.log's NCCL WARN of that pid needs it (the
-    worker parsing b.log alone cannot know it: the main process re-parses b.log)."""
+    worker parsing b.log alone cannot know it: the main process re-parses b.log). With a
+    long tail b.log has many more 4 KiB batches than ``AHEAD``: its worker is stopped while
+    still parsing (usually waiting on its full queue), not after it sent the whole file."""
+    if tail > 100:
+        assert tail * 60 > 2 * parallel_mod.AHEAD * 4096  # (a filler line is ~66 bytes)
     (tmp_path / "a.log").write_text(
         "node7:4242:4300 [3] NCCL INFO comm 0x7f12ab00 rank 3 nRanks 4 cudaDev 3 busId 3a000 - Init START\n"
         + _filler(300, "a")
@@ -65,7 +71,7 @@ def test_rank_learnt_from_an_earlier_file_is_used(tmp_path: Path, small_chunks: 
         + _filler(400, "b")
         + "node7:4242:4250 [3] misc/socket.cc:50 NCCL WARN Net : Connection closed by remote peer "
         "node8<41734>\n"
-        + _filler(50, "b")
+        + _filler(tail, "b")
     )
     serial = _json([str(tmp_path)], jobs=1)
     report = json.loads(serial)
