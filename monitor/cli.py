@@ -357,7 +357,8 @@ def eval_corpus(
         raise _fail(f"{corpus}: not a directory")
     res = evaluate(corpus)
     if not res.results:
-        raise _fail(f"{corpus}: no case.json found")
+        why = "; ".join(res.errors[:3]) + (f" (and {len(res.errors) - 3} more)" if len(res.errors) > 3 else "")
+        raise _fail(f"{corpus}: no readable case: {why}" if res.errors else f"{corpus}: no case.json found")
     sys.stdout.write((as_json(res) if format == "json" else render(res)) + "\n")
     low = (min_accuracy is not None and res.accuracy < min_accuracy) or (
         min_class_accuracy is not None and res.min_class_accuracy() < min_class_accuracy)

@@ -135,7 +135,12 @@ def evaluate(root: Path) -> EvalResult:
         name = str(d.relative_to(root)) if d != root else d.name
         try:
             case = Case.model_validate_json((d / "case.json").read_text(encoding="utf-8"))
-        except (ValidationError, OSError, ValueError) as exc:
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field_ = ".".join(str(x) for x in err["loc"]) or "(document)"
+            out.errors.append(f"{name}: case.json: {field_}: {err['msg']}")
+            continue
+        except (OSError, ValueError) as exc:
             out.errors.append(f"{name}: case.json: {str(exc).splitlines()[0]}")
             continue
         logs = [str(p) for p in sorted(d.iterdir()) if p.name != "case.json" and not p.name.startswith(".")]

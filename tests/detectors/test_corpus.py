@@ -90,3 +90,19 @@ def test_judge_takes_an_inferred_rank_as_a_hint_where_the_truth_is_unknown() -> 
     assert (ok, named) == (False, True) and "expected None" in why
     assert judge(Case(failure_class="cuda_oom", expected_initiating_rank=3), _report(1, inferred=True))[0] is False
     assert judge(Case(failure_class="cuda_oom", must_not_blame_rank=3), _report(3, inferred=True))[0] is False
+
+
+def test_eval_names_the_field_of_an_unreadable_case(tmp_path: Path) -> None:
+    """A corpus whose only case.json has a wrong field type: one message naming the case and the
+    field, non-zero exit (not "no case.json found")."""
+    import subprocess
+    import sys
+
+    case = tmp_path / "c" / "one"
+    case.mkdir(parents=True)
+    (case / "case.json").write_text('{"failure_class": "cuda_oom", "must_not_blame_rank": []}')
+    (case / "combined.log").write_text("x\n")
+    run = subprocess.run([sys.executable, "-m", "monitor", "eval", str(tmp_path / "c")],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode != 0
+    assert "one: case.json: must_not_blame_rank:" in run.stderr and "no case.json found" not in run.stderr
