@@ -45,7 +45,7 @@ _ONMT_WOBBLE = [
 # a healthy Lua seq2seq run: a training perplexity of 8226 at its start, a validation perplexity
 # between epochs (harvardnlp/data2text, built on OpenNMT's trainer)
 # https://github.com/harvardnlp/data2text/issues/9
-_DATA2TEXT = [
+DATA2TEXT = [
     "Epoch 1 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 1265 ; PPL 8226.52 ;",
     "Epoch 1 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 1296 ; PPL 3359.02 ;",
     "Epoch 1 ; Iter 150/213 ; LR 1.0000 ; Target tokens/s 1307 ; PPL 2249.66 ;",
@@ -58,6 +58,8 @@ _DATA2TEXT = [
     "Epoch 2 ; Iter 150/213 ; LR 1.0000 ; Target tokens/s 1320 ; PPL 149.43 ;",
     "Epoch 2 ; Iter 200/213 ; LR 1.0000 ; Target tokens/s 1322 ; PPL 118.44 ;",
     "Validation perplexity: 39.002056544585",
+    "Epoch 3 ; Iter 50/213 ; LR 1.0000 ; Target tokens/s 1325 ; PPL 37.82 ;",
+    "Epoch 3 ; Iter 100/213 ; LR 1.0000 ; Target tokens/s 1325 ; PPL 35.52 ;",
 ]
 # Lua OpenNMT: "Perplexity" spelled out, an average over the epoch
 # https://github.com/OpenNMT/OpenNMT/issues/122
@@ -117,7 +119,7 @@ def test_healthy_perplexity_series_raise_nothing() -> None:
     """A perplexity that wobbles around 22, one that falls from 8226 at a run's start, and
     validation perplexities between epochs are no instability."""
     assert _alerting(_ONMT_WOBBLE) == []
-    assert _alerting(_DATA2TEXT) == []
+    assert _alerting(DATA2TEXT) == []
     assert _alerting([_ONMT_LUA.replace("74000", str(74000 + 1000 * i)).replace("14.64", f"{14.64 - 0.09 * i:.2f}")
                       for i in range(6)]) == []
 
