@@ -19,14 +19,11 @@ from datetime import timedelta
 import hydra
 import torch
 from jobkit import (  # a sibling: the job runs as a script from this folder
-    BATCH,
     FAULTS,
-    Synthetic,
+    ddp_steps,
     end_process_group,
     job_parser,
-    make_net,
     redirect_own_output,
-    step_loss,
 )
 from omegaconf import DictConfig
 from torch.distributed.elastic.multiprocessing.errors import record
@@ -40,22 +37,9 @@ def train(cfg: DictConfig) -> None:
     torch.distributed.init_process_group("gloo", timeout=timedelta(seconds=cfg.timeout))
     world = torch.distributed.get_world_size()
     log.info(f"rank {rank}/{world}: backend=gloo steps={cfg.steps} fault={cfg.fault}")
-    torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(make_net())
-    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
-    data = Synthetic(BATCH * world * cfg.steps)
-    for step in range(1, cfg.steps + 1):
-        i = (step - 1) * world + rank
-        x, y = data.x[i * BATCH:(i + 1) * BATCH], data.y[i * BATCH:(i + 1) * BATCH]
-        at_fault = rank == cfg.fault_rank and step == cfg.fault_step
-        loss = step_loss(model, x, y, cfg.fault, at_fault, local_rank)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
+    for step, loss, gn in ddp_steps(rank, local_rank, world, cfg.steps, cfg.fault, cfg.fault_rank, cfg.fault_step, cfg.lr):
         log.info(f"step {step}/{cfg.steps} loss={loss.item():.4f} grad_norm={gn.item():.4f}")
     log.info("training finished")
-    del model, opt
     end_process_group()
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 
 import torch
 
@@ -97,3 +98,25 @@ def end_process_group() -> None:
     if torch.distributed.is_initialized():
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
+
+
+def ddp_steps(rank: int, local_rank: int, world: int, steps: int, fault: str, fault_rank: int, fault_step: int,
+              lr: float = 0.05) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+    """The plain DDP loop the jobs without a trainer of their own share (structlog, Hydra, wandb):
+    SGD on this rank's slice of ``Synthetic``, the grad norm clipped at 1; yields ``(step, loss,
+    grad_norm)`` after each optimizer step (from 1), for the job to log in its own way. The fault
+    fires on ``fault_rank`` at ``fault_step``. The model lives in the generator: once it is
+    exhausted (and collected), ``end_process_group`` may run."""
+    torch.manual_seed(0)
+    model = torch.nn.parallel.DistributedDataParallel(make_net())
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    data = Synthetic(BATCH * world * steps)
+    for step in range(1, steps + 1):
+        i = (step - 1) * world + rank
+        x, y = data.x[i * BATCH:(i + 1) * BATCH], data.y[i * BATCH:(i + 1) * BATCH]
+        loss = step_loss(model, x, y, fault, rank == fault_rank and step == fault_step, local_rank)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+        yield step, loss, gn

@@ -15,14 +15,11 @@ from datetime import timedelta
 import structlog
 import torch
 from jobkit import (  # a sibling: the job runs as a script from this folder
-    BATCH,
     FAULTS,
-    Synthetic,
+    ddp_steps,
     end_process_group,
     job_parser,
-    make_net,
     redirect_own_output,
-    step_loss,
 )
 from torch.distributed.elastic.multiprocessing.errors import record
 
@@ -40,22 +37,9 @@ def main() -> None:
     torch.distributed.init_process_group("gloo", timeout=timedelta(seconds=args.timeout))
     world = torch.distributed.get_world_size()
     log.info("start", world_size=world, backend="gloo", steps=args.steps)
-    torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(make_net())
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    data = Synthetic(BATCH * world * args.steps)
-    for step in range(1, args.steps + 1):
-        i = (step - 1) * world + rank
-        x, y = data.x[i * BATCH:(i + 1) * BATCH], data.y[i * BATCH:(i + 1) * BATCH]
-        at_fault = rank == args.fault_rank and step == args.fault_step
-        loss = step_loss(model, x, y, args.fault, at_fault, local_rank)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
+    for step, loss, gn in ddp_steps(rank, local_rank, world, args.steps, args.fault, args.fault_rank, args.fault_step):
         log.info("train_step", step=step, loss=round(loss.item(), 4), grad_norm=round(gn.item(), 4))
     log.info("done")
-    del model, opt
     end_process_group()
 
 

@@ -17,14 +17,11 @@ from datetime import timedelta
 import torch
 import wandb
 from jobkit import (  # a sibling: the job runs as a script from this folder
-    BATCH,
     FAULTS,
-    Synthetic,
+    ddp_steps,
     end_process_group,
     job_parser,
-    make_net,
     redirect_own_output,
-    step_loss,
 )
 from torch.distributed.elastic.multiprocessing.errors import record
 
@@ -39,24 +36,11 @@ def main() -> None:
     world = torch.distributed.get_world_size()
     run = wandb.init(mode="offline", project="rankwatch-fw", dir=".",
                      config={"lr": 0.05, "steps": args.steps, "world_size": world}) if rank == 0 else None
-    torch.manual_seed(0)
-    model = torch.nn.parallel.DistributedDataParallel(make_net())
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    data = Synthetic(BATCH * world * args.steps)
-    for step in range(1, args.steps + 1):
-        i = (step - 1) * world + rank
-        x, y = data.x[i * BATCH:(i + 1) * BATCH], data.y[i * BATCH:(i + 1) * BATCH]
-        at_fault = rank == args.fault_rank and step == args.fault_step
-        loss = step_loss(model, x, y, args.fault, at_fault, local_rank)
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad()
+    for step, loss, gn in ddp_steps(rank, local_rank, world, args.steps, args.fault, args.fault_rank, args.fault_step):
         if run is not None:
             run.log({"loss": loss.item(), "grad_norm": gn.item()}, step=step)
     if run is not None:
         run.finish()
-    del model, opt
     end_process_group()
 
 
