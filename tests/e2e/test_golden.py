@@ -173,3 +173,27 @@ def test_fresh_torchrun_run_is_diagnosed(case_name: str, tmp_path: Path) -> None
                                   f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     case = tmp_path / case_name
     check_report(diagnose(case / "logs"), load_expected(case))
+
+
+def test_recorded_tracebacks_cite_the_job_kit_as_it_is() -> None:
+    """A recorded framework job's traceback quotes ``jobkit.py``'s source line under each of its
+    frames: the module the jobs share must keep those lines where the recordings say they are
+    (append to it, or re-record the cases whose tracebacks run through it)."""
+    import re
+
+    kit = (HERE / "frameworks" / "jobkit.py").read_text(encoding="utf-8").splitlines()
+    frame = re.compile(r'frameworks/jobkit\.py", line (\d+), in \w+')
+    cited, wrong = 0, []
+    for log in sorted(GOLDEN.rglob("*.log")):
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        for i, line in enumerate(lines[:-1]):
+            m = frame.search(line)
+            if m is None:
+                continue
+            cited += 1
+            n = int(m.group(1))
+            want = kit[n - 1].strip() if n <= len(kit) else "<past the end>"
+            if want not in lines[i + 1]:  # (behind any prefix; Ray adds its fold mark after it)
+                wrong.append(f"{log.relative_to(HERE)}:{i + 2}: line {n} is {want!r}, the log quotes {lines[i + 1].strip()!r}")
+    assert cited > 0
+    assert not wrong, "\n".join(wrong[:10])

@@ -1,7 +1,6 @@
-"""What the framework jobs (``hf_job.py``, ``pl_job.py``, ``accelerate_job.py``, ``fabric_job.py``,
-``ignite_job.py``, ``keras_job.py``, ``ray_job.py``, ``trl_job.py``, ``skorch_job.py``, ``structlog_job.py``,
-``hydra_job.py``, ``mmengine_job.py``, ``wandb_job.py``)
-share besides their framework: run as scripts from this folder, they import it as a sibling module."""
+"""What the framework jobs (``hf_job.py``, ``pl_job.py``, ``accelerate_job.py``, ``fabric_job.py``, ``ignite_job.py``,
+``keras_job.py``, ``ray_job.py``, ``trl_job.py``, ``skorch_job.py``, ``structlog_job.py``, ``hydra_job.py``, ``mmengine_job.py``,
+``wandb_job.py``) share besides their framework: run as scripts from this folder, they import it as a sibling module."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
 
 import torch
 
@@ -98,6 +96,11 @@ def end_process_group() -> None:
     if torch.distributed.is_initialized():
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
+
+
+# (imported here, not above: the lines above keep the numbers the recorded tracebacks cite,
+# tests/e2e/test_golden.py::test_recorded_tracebacks_cite_the_job_kit_as_it_is)
+from collections.abc import Iterator  # noqa: E402
 
 
 def ddp_steps(rank: int, local_rank: int, world: int, steps: int, fault: str, fault_rank: int, fault_step: int,
