@@ -51,9 +51,19 @@ MAX_PRESENCE_PER_LINE = 64  # sync points read from one line (a pasted wall of t
 
 @dataclass(slots=True)
 class _FpRule:
+    """A catalog fingerprint; its Python regex is compiled when a line first needs it (the scan
+    finds the candidates: most of ~200 patterns never match a given job's lines, and compiling
+    them all was ~20 ms of every start)."""
+
     entry: Entry
     fp: Fingerprint
-    regex: re.Pattern[str]
+    _regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.fp.pattern)
+        return self._regex
 
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
@@ -69,7 +79,7 @@ class LogParser:
         self.catalog = catalog or load_catalog()
         self.special = list(_SPECIAL)
         self.fingerprints: list[_FpRule] = [
-            _FpRule(e, fp, re.compile(fp.pattern)) for e in self.catalog for fp in e.fingerprints
+            _FpRule(e, fp) for e in self.catalog for fp in e.fingerprints
         ]
         patterns = [r.pattern for r in self.special] + [f.fp.pattern for f in self.fingerprints] + [_EXCEPTION.pattern]
         # noise rejected by structure (scanner.NoiseRule): metric triggers need a metric key beside a

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from detectors.catalog import CatalogError, load_catalog
+from detectors.catalog import CatalogError, entry_to_dict, load_catalog
 from monitor.diagnose import default_jobs, diagnose_paths, diagnose_stream
 from monitor.inputs import InputError
 from monitor.report.escape import terminal
@@ -148,7 +148,7 @@ def catalog_list(
     """List every failure the catalog knows."""
     catalog = load_catalog()
     if format is Format.json:
-        sys.stdout.write(json.dumps([e.model_dump(mode="json") for e in catalog], indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps([entry_to_dict(e) for e in catalog], indent=2, ensure_ascii=False) + "\n")
         return
     from rich.console import Console
     from rich.table import Table
@@ -170,7 +170,7 @@ def catalog_show(
         raise _fail(f"unknown failure id {failure_id!r}; known: {', '.join(sorted(e.id for e in catalog))}")
     e = catalog[failure_id]
     if format is Format.json:
-        sys.stdout.write(json.dumps(e.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(entry_to_dict(e), indent=2, ensure_ascii=False) + "\n")
         return
     from monitor.report.entry import render_entry
 

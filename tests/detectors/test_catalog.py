@@ -7,7 +7,16 @@ import re
 import pytest
 import yaml
 
-from detectors.catalog import Catalog, CatalogError, Entry, Stack, _parse, load_catalog
+from detectors.catalog import (
+    Catalog,
+    CatalogError,
+    Entry,
+    Stack,
+    _parse,
+    entry_to_dict,
+    load_catalog,
+    validate_entry,
+)
 from detectors.scanner import Scanner, available_engines
 
 REQUIRED = {
@@ -56,13 +65,13 @@ def test_every_entry_at_full_depth(entry: Entry) -> None:
 
 def test_no_placeholder_text() -> None:
     for e in load_catalog():
-        dumped = yaml.safe_dump(e.model_dump(mode="json"))
+        dumped = yaml.safe_dump(entry_to_dict(e))
         assert "TODO" not in dumped, f"{e.id} still has TODO text"
 
 
 def test_seed_entry_depth() -> None:
     e = load_catalog()["amp_bf16_vs_fp16"]
-    text = yaml.safe_dump(e.model_dump(mode="json")).lower()
+    text = yaml.safe_dump(entry_to_dict(e)).lower()
     for needle in ("65504", "loss scal", "ampere", "v100", "mantissa"):
         assert needle in text, f"seed entry should explain {needle!r}"
     assert {"pytorch", "hf_trainer", "deepspeed", "megatron", "lightning"} <= {s.value for s in e.fix}
@@ -76,7 +85,7 @@ def test_fingerprints_compile_on_every_engine(engine: str) -> None:
 
 
 def test_invalid_entry_names_field() -> None:
-    good = load_catalog()["cuda_oom"].model_dump(mode="json")
+    good = entry_to_dict(load_catalog()["cuda_oom"])
     bad = dict(good, severity="fatal")
     with pytest.raises(CatalogError, match="severity"):
         _parse("cuda_oom.yaml", yaml.safe_dump(bad))
@@ -93,7 +102,7 @@ def test_duplicate_and_dangling_ids_rejected() -> None:
     e = load_catalog()["cuda_oom"]
     with pytest.raises(CatalogError, match="duplicate"):
         Catalog([e, e])
-    dangling = Entry.model_validate(dict(e.model_dump(mode="json"), related=["no_such_failure"]))
+    dangling = validate_entry(dict(entry_to_dict(e), related=["no_such_failure"]))
     with pytest.raises(CatalogError, match="no_such_failure"):
         Catalog([dangling])
 
@@ -113,3 +122,45 @@ def test_fingerprints_do_not_fire_on_healthy_noise() -> None:
     for line in healthy:
         hits = [fid for fid, rx in fps if rx.search(line)]
         assert not hits, f"{line!r} matched {hits}"
+
+
+def test_catalog_cache_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A catalog loaded from the cache equals the validated one; pydantic and PyYAML are not
+    needed for it; a damaged entry is validated again and replaced."""
+    import subprocess
+    import sys
+
+    from detectors.catalog import set_catalog_cache
+    from monitor.scancache import FileDatabaseCache
+
+    validated = list(load_catalog())
+    set_catalog_cache(FileDatabaseCache(tmp_path, "catalog", "json"))
+    try:
+        assert list(load_catalog()) == validated  # validated, then stored
+        (entry,) = tmp_path.glob("catalog-*.json")
+        stored = entry.read_bytes()
+        load_catalog.cache_clear()
+        assert list(load_catalog()) == validated  # loaded
+        entry.write_bytes(b'[{"id": "cuda_oom"}]')  # valid JSON, not a catalog
+        load_catalog.cache_clear()
+        assert list(load_catalog()) == validated
+        assert entry.read_bytes() == stored
+    finally:
+        set_catalog_cache(None)
+    # a fresh process that finds the entry imports neither pydantic nor yaml to load the catalog
+    probe = ("import sys; from pathlib import Path; from detectors.catalog import load_catalog, set_catalog_cache; "
+             "from monitor.scancache import FileDatabaseCache; "
+             f"set_catalog_cache(FileDatabaseCache(Path({str(tmp_path)!r}), 'catalog', 'json')); "
+             "n = len(load_catalog()); print(n, 'pydantic' in sys.modules, 'yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == [str(len(validated)), "False", "False"]
+
+
+def test_catalog_cache_key_follows_the_files() -> None:
+    """An edited YAML file is a different key: a stale cached catalog is never used."""
+    from detectors.catalog import _cache_key
+
+    files = [("a.yaml", b"id: a\n"), ("b.yaml", b"id: b\n")]
+    assert _cache_key(files) == _cache_key(list(files))
+    assert _cache_key(files) != _cache_key([("a.yaml", b"id: a \n"), files[1]])
+    assert _cache_key(files) != _cache_key(files[:1])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,9 @@ def _with_new_entries() -> Catalog:
     """The shipped catalog plus a warning and an info failure no code has heard of."""
     cat = load_catalog()
     base = cat["gpu_xid"]
-    flap = base.model_copy(update={"id": "nvlink_flap", "title": "NVLink flapping", "severity": "warning",
-                                   "category": "hardware", "related": []})
-    wobble = base.model_copy(update={"id": "clock_wobble", "title": "Clock wobble", "severity": "info",
-                                     "role": "benign", "category": "performance", "related": []})
+    flap = replace(base, id="nvlink_flap", title="NVLink flapping", severity="warning", category="hardware", related=[])
+    wobble = replace(base, id="clock_wobble", title="Clock wobble", severity="info", role="benign", category="performance",
+                     related=[])
     return Catalog([*cat, flap, wobble])
 
 

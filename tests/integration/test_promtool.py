@@ -142,10 +142,12 @@ def test_alertmanager_groups_by_job_and_incident_and_inhibits_collateral() -> No
 def test_catalog_text_with_template_syntax_is_escaped(tmp_path: Path) -> None:
     """Catalog prose may contain Go-template syntax (Jinja or Helm snippets): it reaches the
     annotations literally, and the generated promtool cases still pass."""
+    from dataclasses import replace
+
     from detectors.catalog import Catalog, load_catalog
 
     tricky = 'Set {{ .Values.lr }} and {{ $labels.job }} in "values.yaml"; }} stays {{- literal -}}.'
-    entries = [e.model_copy(update={"summary": tricky}) if e.id == "rank_hang" else e for e in load_catalog()]
+    entries = [replace(e, summary=tricky) if e.id == "rank_hang" else e for e in load_catalog()]
     files = kit.generate(Catalog(entries))
     kit.write(tmp_path, files)
     alerts = yaml.safe_load((tmp_path / kit.ALERTS_FILE).read_text())

@@ -22,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from detectors.catalog import CatalogError, Fingerprint, _parse, load_catalog
+from detectors.catalog import CatalogError, Fingerprint, _parse, entry_to_dict, load_catalog
 from detectors.parse import MAX_EVIDENCE_CHARS, LogParser, default_parser
 from detectors.parsers.base import FileState, JobParseState
 from detectors.prefixes import split_prefixes, split_progress
@@ -251,7 +251,7 @@ def test_hostile_line_time_is_linear(pre: str, frag: str, post: str) -> None:
 def test_catalog_refuses_patterns_a_linear_time_engine_cannot_run(pattern: str) -> None:
     with pytest.raises(ValueError, match="linear-time"):
         Fingerprint(pattern=pattern, description="x")
-    entry = load_catalog()["cuda_oom"].model_dump(mode="json")
+    entry = entry_to_dict(load_catalog()["cuda_oom"])
     entry["fingerprints"] = [{"pattern": pattern, "description": "x"}]
     with pytest.raises(CatalogError, match="linear-time"):
         _parse("cuda_oom.yaml", yaml.safe_dump(entry))
