@@ -34,6 +34,11 @@ __all__ = ["Incident", "incidents"]
 _SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
 _FATAL_CATEGORIES = {"crash", "distributed", "hardware", "memory"}
 _NUMERIC = {"nonfinite_loss", "amp_bf16_vs_fp16"}
+# ranks logging a non-finite loss within this many seconds of each other, where the lines carry no
+# step, are taken to have gone bad in the same step: ranks print one step's metrics within tens of
+# milliseconds of each other (they leave the same all-reduce; QwenAudio/CosyVoice#652: 4 ranks in
+# 21 ms), the next step comes a forward and backward pass later
+SAME_STEP_S = 0.1
 # the dynamic scalers' initial scales: torch GradScaler / apex / DeepSpeed 2^16, DeepSpeed
 # initial_scale_power 32, fairseq --fp16-init-scale 128
 LATE_STEP = 1000  # overflows past this step (or from LATE_EPOCH on) are not the start-up search
@@ -141,7 +146,14 @@ class _Correlator:
         if loss_bad:
             loss_bad.sort(key=lambda kr: clock(kr[1]))
             first_step = loss_bad[0][1].step
-            same = [kr for kr in loss_bad if kr[1].step == first_step] if first_step is not None else loss_bad[:1]
+            if first_step is not None:
+                same = [kr for kr in loss_bad if kr[1].step == first_step]
+            else:
+                # no step on the lines: ranks whose non-finite loss came within SAME_STEP_S of the
+                # first one's (by the lines' clocks) went bad in the same step, as far as the log shows
+                t0 = loss_bad[0][1].time
+                same = loss_bad[:1] + [kr for kr in loss_bad[1:] if t0 is not None and kr[1].time is not None
+                                       and abs(kr[1].time - t0) <= SAME_STEP_S]
             earlier_grad = [kr for kr in grad_bad if first_step is not None and kr[1].step is not None and kr[1].step < first_step]
             # only one rank prints metrics in a multi-rank job (rank-zero-only logging): its
             # loss says nothing about which rank went bad first

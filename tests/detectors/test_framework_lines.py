@@ -71,3 +71,17 @@ def test_rank_zero_only_metrics_name_no_rank_for_a_spike() -> None:
                                                                                     0.69, 0.7, 0.73, 0.7, 0.71], 1)]
     lines += ["[rank0]: iter 12: loss 0.2100, grad_norm 73.8579"]
     assert _top(lines) == ("grad_norm_explosion", None)
+
+
+_COSY = "2025-02-20 00:46:13,{ms} DEBUG TRAIN Batch 7/100 loss {v} lr 0.00055784 grad_norm {v} rank {r}"
+
+
+def test_ranks_whose_loss_went_nan_within_one_steps_logging_time_name_none() -> None:
+    """QwenAudio/CosyVoice#652: four ranks log 'loss nan' for the same batch within 21 ms and the
+    line carries no step the parser reads: no rank went bad first as far as the log shows."""
+    lines = [_COSY.format(ms=ms, v="nan", r=r) for ms, r in ((777, 2), (777, 3), (778, 0), (798, 1))]
+    assert _top(lines) == ("nonfinite_loss", None)
+    # a rank whose loss went NaN a second before the others' is the first one
+    early = ["2025-02-20 00:46:12,500 DEBUG TRAIN Batch 6/100 loss nan lr 0.00055784 grad_norm nan rank 3",
+             *[_COSY.format(ms=ms, v="nan", r=r) for ms, r in ((777, 2), (778, 0), (798, 1))]]
+    assert _top(early) == ("nonfinite_loss", 3)

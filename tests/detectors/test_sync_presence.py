@@ -243,6 +243,20 @@ def test_a_stall_list_under_srun_labels_is_the_lists_rank_not_a_task_label() -> 
     assert not st.sync_points and not report("1: [foo_bar.0, foo_bar.1]\n")["incidents"]
 
 
+def test_a_stall_list_entry_the_paste_wrapped_after_a_comma_still_names_its_rank() -> None:
+    # horovod/horovod#1206 (Horovod 0.19, Keras): the list wraps after "...AddN_102_0, " and the
+    # line's trailing space is gone: the entry ends in a bare comma
+    text = (_HVD_HEAD + "\nStalled ranks:\n"
+            "0: [training/Adadelta_Allreduce/HorovodAllreduce_Adadelta_1_gradients_AddN_102_0, \n"
+            "training/Adadelta_Allreduce/HorovodAllreduce_Adadelta_1_gradients_AddN_103_0, "
+            "training/Adadelta_Allreduce/HorovodAllreduce_Adadelta_1_gradients_AddN_104_0]\n")
+    incs = report(text)["incidents"]
+    assert [(i["failure"], i["initiator"]["rank"], i["initiator"]["rank_from"]) for i in incs] == [
+        ("rank_hang", 0, "absence")]
+    # a bracketed list of other words after a task label is still no stall
+    assert not report("Stalled ranks:\n2: [layer1.weight, layer1.bias,\n")["incidents"]
+
+
 def test_several_ranks_missing_the_same_tensors_names_none_of_them() -> None:
     incs = report(_HVD_HEAD + "\nMissing ranks:\n2: [allreduce.layer1.weight, allreduce.layer1.bias]\n"
                   "5: [allreduce.layer1.weight, allreduce.layer1.bias]\n")["incidents"]
