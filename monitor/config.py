@@ -17,7 +17,6 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
@@ -178,6 +177,8 @@ def _check_file(path: Path) -> None:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config file {path}: not UTF-8 text (byte {exc.start})") from None
     kind = "TOML" if path.suffix == ".toml" else "YAML"
+    import yaml  # only for a YAML config file: a sidecar without one does not load it (RSS)
+
     try:
         data = tomllib.loads(text) if kind == "TOML" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:

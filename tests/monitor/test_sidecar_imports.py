@@ -2,7 +2,8 @@
 bench/README.md) has no room for stay out until something needs them.
 
 Checked in a fresh interpreter, by module name: rich only prints (the text report, a
-console), and the scanner imports only the engine it uses.
+console), PyYAML only reads a YAML config file (or an uncached catalog), and the scanner
+imports only the engine it uses.
 """
 
 from __future__ import annotations
@@ -22,20 +23,25 @@ import json, sys
 import monitor.cli, monitor.daemon, monitor.daemonlog, monitor.sinks, monitor.web.live
 from monitor.daemonlog import setup
 from detectors.parse import default_parser
+from monitor.scancache import install
+install()  # as the CLI does: the validated catalog comes from the cache once it is there
 setup("text")  # stderr is a pipe here, as under systemd or kubernetes: no rich handler
 default_parser()
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("rich", "re2", "hyperscan"))))
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("rich", "re2", "hyperscan", "yaml"))))
 """
 
 
-def _loaded(code: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+def _loaded(code: str, env: dict[str, str] | None = None) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_a_quiet_sidecar_loads_neither_rich_nor_an_unused_scan_engine() -> None:
-    loaded = _loaded(_PROBE)
+def test_a_quiet_sidecar_loads_neither_rich_nor_an_unused_scan_engine(tmp_path: Path) -> None:
+    env = {**os.environ, "RANKWATCH_CACHE_DIR": str(tmp_path)}
+    _loaded(_PROBE, env)  # the first start fills the cache
+    loaded = _loaded(_PROBE, env)
     assert not [m for m in loaded if m.split(".")[0] == "rich"], loaded
+    assert not [m for m in loaded if m.split(".")[0] == "yaml"], loaded  # only a YAML config file needs it
     engine = best_engine()
     assert engine in loaded or engine == "re"  # the engine it uses is there ...
     unused = [e for e in available_engines() if e not in (engine, "re")]
