@@ -1,5 +1,6 @@
 """cuBLAS refusing a bfloat16 GEMM (``CUBLAS_STATUS_NOT_SUPPORTED`` with ``CUDA_R_16BF`` operands)
-is bf16 asked of a GPU that cannot run it; the same status on fp16 operands is something else."""
+or PyTorch's cuDNN binding refusing BFloat16 is bf16 asked of a GPU or build that cannot run it;
+the same cuBLAS status on fp16 operands is something else."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from tests.helpers import engine_verdict
     "opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, (int)ldb, "
     "strideb, (void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, compute_type, "
     "CUBLAS_GEMM_DEFAULT_TENSOR_OP)```",
+    # https://github.com/pytorch/pytorch/issues/88571 (Conv2d in bf16)
+    "RuntimeError: getCudnnDataTypeFromScalarType() not supported for BFloat16",
 ])
-def test_cublas_refusing_bf16_operands_is_bf16_unsupported(line: str) -> None:
+def test_cublas_or_cudnn_refusing_bf16_is_bf16_unsupported(line: str) -> None:
     found = engine_verdict([line])
     assert found and found[0].failure == "bf16_unsupported_gpu"
 
