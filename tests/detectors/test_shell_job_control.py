@@ -13,6 +13,9 @@ from tests.helpers import engine_verdict
     # https://github.com/pengfei-luo/MIMIC/issues/4
     'run.sh: line 3:  1544 Segmentation fault      (core dumped) CUDA_VISIBLE_DEVICES=${1} python -u ./codes/main.py '
     '--config "./config/${2}.yaml"',
+    # https://github.com/datong-new/Point-GNN.pytorch/issues/12
+    "train.sh: line 2: 48996 Segmentation fault      (core dumped) python3 mytrain.py "
+    "configs/car_auto_T3_train_train_config configs/car_auto_T3_train_config --dataset_root_dir data",
     # https://github.com/CSAILVision/semantic-segmentation-pytorch/issues/31 (indented in the paste)
     " ./demo_test.sh: line 30: 27040 Segmentation fault      (core dumped) python3 -u test.py --model_path "
     "$MODEL_PATH --test_img $TEST_IMG --arch_encoder resnet50_dilated8 --arch_decoder ppm_bilinear_deepsup "
