@@ -208,8 +208,13 @@ class _Correlator:
 
     def spikes(self) -> list[Finding]:
         out: list[Finding] = []
+        zero_only: bool | None = None  # asked once, and only when a rank has something to report
         for key, rs in self.st.ranks.items():
-            rank = key[1] if key and key[0] == "g" and not self.zero_only() else None
+            if not (rs.spike or rs.explosion):
+                continue
+            if zero_only is None:
+                zero_only = self.zero_only()
+            rank = key[1] if key and key[0] == "g" and not zero_only else None
             if rs.spike:
                 r = rs.spike
                 # a value reduced over ranks before it was logged (HF Trainer's dict, Megatron's line)
