@@ -240,10 +240,17 @@ class _Correlator:
         for rs in self.st.ranks.values():
             if rs is spiking or not rs.n_samples:
                 continue
-            vals = [x for p in rs.samples if p.data.get("scope") != "global"
-                    and isinstance(x := p.data.get("loss"), float) and math.isfinite(x)]
-            if vals and min(vals) >= value:
-                return True
+            logged = False
+            for p in rs.samples:  # stops at the first own loss below the spike: most ranks at once
+                x = p.data.get("loss")
+                if not isinstance(x, float) or not math.isfinite(x) or p.data.get("scope") == "global":
+                    continue
+                if x < value:
+                    break
+                logged = True
+            else:
+                if logged:
+                    return True
         return False
 
     def zero_only(self) -> bool:
