@@ -75,9 +75,11 @@ def topic(kind: str, leaf: str) -> str:
 
 
 def sample_payload(rank: int, node: int, step: int) -> bytes:
+    """A step sample, built as JSON text (the load generator cannot afford a pydantic model per
+    message); ``check_payloads`` validates both shapes against ``EventPayload`` before a run."""
     loss = 2.0 + 8.0 / (1 + step / 500)
     d = {
-        "schema": 1, "job": JOB, "id": f"s-{rank}-{step}", "host": f"node{node:03d}", "kind": "sample",
+        "schema": 1, "job": JOB, "id": f"{rank:08x}{step:08x}", "host": f"node{node:03d}", "kind": "sample",
         "path": f"rank{rank}.log", "line": step, "text": f"step {step} | loss {loss:.4f} | grad_norm 0.8",
         "rank": rank, "local_rank": rank % 8, "time": 1.7e9 + step, "step": step, "failure": None,
         "data": {"loss": round(loss, 4), "grad_norm": 0.8, "scope": "local"},
@@ -86,6 +88,7 @@ def sample_payload(rank: int, node: int, step: int) -> bytes:
 
 
 def match_payload(rank: int, node: int, step: int, failure: str, text: str, uid: str) -> bytes:
+    """A finding; ``uid`` is 16 hex digits, as the sidecar's event ids are."""
     d = {
         "schema": 1, "job": JOB, "id": uid, "host": f"node{node:03d}", "kind": "match",
         "path": f"rank{rank}.log", "line": 10_000_000 + step, "text": text, "rank": rank, "local_rank": rank % 8,
@@ -97,6 +100,17 @@ def match_payload(rank: int, node: int, step: int, failure: str, text: str, uid:
 OOM = "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU {g} has a total capacity of 79.10 GiB"
 TIMEOUT = ("[rank{r}]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
            "timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 ms")
+
+
+def check_payloads() -> None:
+    """Refuse to run on payloads the aggregator would drop as invalid: a bench whose messages
+    are all counted in ``rankwatch_dropped_total{reason="mqtt_bad_payload"}`` measures nothing."""
+    from monitor.mqtt import EventPayload
+
+    EventPayload.model_validate_json(sample_payload(4095, 511, 1))
+    EventPayload.model_validate_json(match_payload(4095, 511, 1, "cuda_oom", OOM.format(r=4095, g=7), f"f{4095:07x}{1:08x}"))
+    EventPayload.model_validate_json(match_payload(4094, 511, 1, "collective_timeout", TIMEOUT.format(r=4094),
+                                                   f"e{4094:07x}{4095:08x}"))
 
 
 @dataclass
@@ -196,6 +210,16 @@ class Fleet:
             return -1
         return int(sum(float(m.group(1)) for m in re.finditer(r'^rankwatch_step\{[^}]*\} (\S+)$', text, re.M)))
 
+    def dropped(self) -> dict[str, float]:
+        """The aggregator's ``rankwatch_dropped_total`` counters, by reason."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.mport}/metrics", timeout=10) as r:
+                text = r.read().decode()
+        except OSError:
+            return {}
+        return {m.group(1): float(m.group(2))
+                for m in re.finditer(r'^rankwatch_dropped_total\{reason="([^"]*)"\} (\S+)$', text, re.M)}
+
     def publish_sample(self, rank: int) -> None:
         self.step[rank] += 1
         node = rank // self.per_node
@@ -211,11 +235,11 @@ class Fleet:
             start = len(self.incidents)
         t0 = time.perf_counter()
         self.sidecars[node].publish(topic("findings", str(r)),
-                                    match_payload(r, node, step, "cuda_oom", OOM.format(r=r, g=r % 8), f"p-{r}"), qos=1)
+                                    match_payload(r, node, step, "cuda_oom", OOM.format(r=r, g=r % 8), f"f{r:07x}{step:08x}"), qos=1)
         for other in ((r + 1) % self.ranks, (r + 2) % self.ranks):
             on = other // self.per_node
             self.sidecars[on].publish(topic("findings", str(other)), match_payload(
-                other, on, step, "collective_timeout", TIMEOUT.format(r=other), f"t-{other}-{r}"), qos=1)
+                other, on, step, "collective_timeout", TIMEOUT.format(r=other), f"e{other:07x}{r:08x}"), qos=1)
         deadline = t0 + timeout
         with self.cond:
             seen = start
@@ -315,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("mosquitto") and not Path("/usr/sbin/mosquitto").exists():
         print("mosquitto is not installed (make debs)")
         return 0
+    check_payloads()
     fleet = Fleet(a.nodes, a.ranks_per_node, a.connections)
     phases: list[Phase] = []
     try:
@@ -324,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
             fleet.publish_sample(r)
         while fleet.folded() < fleet.ranks and time.perf_counter() - t0 < 300:
             time.sleep(1.0)
+        if (n := fleet.folded()) < fleet.ranks:
+            raise SystemExit(f"warm-up: the aggregator folded in {n} of {fleet.ranks} samples in 300 s; "
+                             f"its drop counters: {fleet.dropped()}")
         print(f"# {a.nodes} nodes x {a.ranks_per_node} ranks = {fleet.ranks} ranks over {fleet.connections} MQTT connections; "
               f"mosquitto on 127.0.0.1:{fleet.port}; warm-up: one sample per rank folded in "
               f"{time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs")
