@@ -236,7 +236,10 @@ def test_power_loss_leaves_the_old_or_the_new_checkpoint(tmp_path: Path) -> None
     checkpoint.save(state, checkpoint.Checkpoint("j", {}, {"n": 2}))
     assert not (state / ".checkpoint.json.tmp").exists()
     good = (state / "checkpoint.json").read_bytes()
-    for damaged in (good[: len(good) // 2], good.replace(b'["n", 2]', b'["n", 3]'), b"\x00" * len(good)):
+    flipped = json.loads(good)
+    flipped["engine"] = json.loads(json.dumps(flipped["engine"]).replace("2", "3"))  # one value changed, digest kept
+    assert flipped["engine"] != json.loads(good)["engine"]
+    for damaged in (good[: len(good) // 2], json.dumps(flipped).encode(), b"\x00" * len(good)):
         (state / "checkpoint.json").write_bytes(damaged)
         cp, why = checkpoint.load(state, "j")
         assert cp is None and ("unreadable" in why or "checksum" in why or "invalid" in why), why
