@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     rescan_interval: float = Field(2.0, gt=0, le=3600, description="seconds between glob rescans (the source of truth)")
     poll_interval: float = Field(0.25, gt=0, le=60, description="seconds between reads when inotify gives no hint")
     inotify: bool = Field(True, description="use watchdog (inotify) events as hints")
-    checkpoint_interval: float = Field(5.0, gt=0, description="seconds between checkpoints")
+    checkpoint_interval: float = Field(5.0, gt=0, description="seconds between checkpoints (longer when a checkpoint takes more than 1/20 of it: a large job's state)")
     close_after: float = Field(300.0, gt=0, description="an incident with no new evidence for this long is closed")
     stall_factor: float = Field(5.0, gt=1, description="a job is stalled after this many median step times without progress")
     stall_floor: float = Field(60.0, gt=0, description="never call a stall before this many seconds")
