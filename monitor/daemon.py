@@ -1,7 +1,7 @@
 """``rankwatch run``: tail, diagnose live, export. One asyncio loop, four tasks.
 
-- reader: waits for an inotify hint or ``poll_interval``, reads what was appended (a
-  fair turn over all files), feeds the engine, re-evaluates incidents;
+- reader: waits for an inotify hint, a rescan or (without inotify) ``poll_interval``, reads
+  what was appended (a fair turn over all files), feeds the engine, re-evaluates incidents;
 - rescanner: every ``rescan_interval`` reconciles files with the globs (the truth: inotify
   misses NFS/Lustre writes and can overflow);
 - checkpointer: every ``checkpoint_interval`` writes positions + engine state atomically;
@@ -437,13 +437,17 @@ class Daemon:
         last_eval = 0.0
         eval_cost = eval_end = 0.0
         while not self.stopping.is_set():
-            # with inotify hints a write wakes us at once; polling is only the fallback
-            # (NFS/Lustre, no inotify), so a quiet job costs almost nothing
-            timeout = self.cfg.rescan_interval if self.hinted else self.cfg.poll_interval
+            # with inotify hints a write wakes us at once, and every rescan wakes us too (the
+            # rescan is the truth: a write inotify missed is read within a rescan): the timeout
+            # only paces time-driven verdicts and reads nothing, so a quiet job costs almost
+            # nothing. Without hints (NFS/Lustre) every timeout is a poll.
+            timeout = self.tick if self.hinted else self.cfg.poll_interval
+            woken = False
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=timeout)
+                woken = await asyncio.wait_for(self.wake.wait(), timeout=timeout)
             self.wake.clear()
-            await self.read_available()  # off the loop: HTTP stays responsive during a flood
+            if woken or not self.hinted:
+                await self.read_available()  # off the loop: HTTP stays responsive during a flood
             if self.publisher is not None and len(self.tailer.tails) != self.publisher.files:
                 self.publisher.set_files(len(self.tailer.tails), self._file_ranks())
             now = self.clock()
