@@ -28,6 +28,11 @@ __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
 _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
+# samples kept over the whole job: 256 per rank up to 1024 ranks; a larger job keeps fewer per
+# rank (never under MIN_WINDOW), so a 4096-rank job logging on every rank holds 64 per rank
+# (the state, and a checkpoint, stay ~200 MB instead of growing to ~750 MB as the run goes on)
+SAMPLE_BUDGET = WINDOW * 1024
+MIN_WINDOW = 64
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
@@ -168,6 +173,7 @@ class JobState:
         self.max_epoch = 0.0  # the highest epoch a metric line logged
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
+        self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -185,6 +191,7 @@ class JobState:
         self.__dict__.setdefault("max_nranks", 0)
         self.__dict__.setdefault("aborted_ranks", set())
         self.__dict__.setdefault("open_blocks", {})
+        self.__dict__.setdefault("window", WINDOW)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -216,13 +223,24 @@ class JobState:
             a, b = getattr(old, attr), getattr(cur, attr)
             if a is not None and (b is None or a.order < b.order):
                 setattr(cur, attr, a)
-        cur.samples = deque(sorted([*old.samples, *cur.samples], key=lambda r: r.order), maxlen=WINDOW)
+        cur.samples = deque(sorted([*old.samples, *cur.samples], key=lambda r: r.order), maxlen=self.window)
 
     def rank_state(self, key: RankKey) -> RankState:
         st = self.ranks.get(key)
         if st is None:
-            st = self.ranks[key] = RankState(key)
+            st = self.ranks[key] = RankState(key, samples=deque(maxlen=self.window))
+            if len(self.ranks) * self.window > SAMPLE_BUDGET and self.window > MIN_WINDOW:
+                self._shrink_windows()
         return st
+
+    def _shrink_windows(self) -> None:
+        """Keep the job's samples within SAMPLE_BUDGET: every rank keeps its latest ``window``.
+        Halving (not a tight fit) makes it happen at most twice, each time O(samples kept)."""
+        while len(self.ranks) * self.window > SAMPLE_BUDGET and self.window > MIN_WINDOW:
+            self.window = max(MIN_WINDOW, self.window // 2)
+        for rs in self.ranks.values():
+            if rs.samples.maxlen != self.window:
+                rs.samples = deque(rs.samples, maxlen=self.window)
 
     def context(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -777,12 +795,28 @@ class JobState:
         if len(prev) < 5:
             return False
         best = min(prev)
+        if _swung_back(prev, best, v):
+            return False
         recent = sorted(prev[-5:])[2]
         tail = [x for x in prev[-20:] if x > 0]
         steps = sorted(abs(math.log(b / a)) for a, b in itertools.pairwise(tail))
         if steps and steps[len(steps) // 2] > 0.6:
             return False  # per-batch losses jumping 2x from one log line to the next: noise, not a trend
         return best > 0 and v >= 3 * best and v >= 2 * recent and v - best >= 1.0
+
+
+def _swung_back(prev: list[float], best: float, v: float) -> bool:
+    """A noisy per-batch loss (batch size 1, short sequences): once the series had come down near
+    its best (within 2x), it already rose to 3/4 of ``v`` and fell back to half that within the
+    window. A value like ``v`` is then the series' own noise, not a walk back to the initial loss
+    (the high values of the initial descent come before the series first reaches 2x its best)."""
+    start = next((i for i, x in enumerate(prev) if x <= 2 * best), len(prev))
+    low_after = math.inf
+    for x in reversed(prev[start:]):
+        if x >= 0.75 * v and low_after <= x / 2:
+            return True
+        low_after = min(low_after, x)
+    return False
 
 
 def _is_log_of(loss: float, ppl: float) -> bool:
