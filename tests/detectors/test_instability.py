@@ -333,3 +333,29 @@ def test_a_walk_back_to_the_initial_loss_is_still_divergence() -> None:
     walk = _iter_lines([3.1, 2.2, 1.6, 1.21, 1.18, 1.09, 0.95, 0.85, 0.9, 1.1, 1.6, 2.6, 2.9, 3.0])
     inc = _incidents(walk)
     assert inc and inc[0]["failure"] == "loss_spike"
+
+
+# keithito/tacotron's guard (train.py: a loss above 100 or NaN raises Exception('Loss Exploded'))
+# https://github.com/keithito/tacotron/issues/266 (the NaN form) and Rayhane-mamah/Tacotron-2#460's trainers
+_TACOTRON_NAN = [
+    "Step 113794  [0.882 sec/step, loss=0.08842, avg_loss=0.08601]",
+    "Step 113795  [0.884 sec/step, loss=0.09743, avg_loss=0.08612]",
+    "Step 113796  [0.880 sec/step, loss=nan, avg_loss=nan]",
+    "Loss exploded to nan at step 113796!",
+    "Exiting due to exception: Loss Exploded",
+]
+
+
+def test_the_tacotron_guard_on_a_nan_loss_is_a_nan_loss() -> None:
+    inc = _incidents(_TACOTRON_NAN)
+    assert inc and inc[0]["failure"] == "nonfinite_loss"
+
+
+def test_the_guards_own_exception_is_the_divergence_not_a_bug() -> None:
+    # the guard's lines in its own format (keithito/tacotron's train.py; #190 pastes only 'Loss Exploded Exception',
+    # so the figures here are made up): its raise is the divergence stopping the run
+    inc = _incidents(["Loss exploded to 1204.33350 at step 325112", "Traceback (most recent call last):",
+                      '  File "train.py", line 135, in train', "    raise Exception('Loss Exploded')",
+                      "Exception: Loss Exploded"])
+    assert inc and inc[0]["failure"] == "loss_spike"
+    assert "rank_exception" not in {i["failure"] for i in inc}
