@@ -16,8 +16,10 @@ line saying why; the daemon then starts every file from the beginning and counts
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -93,16 +95,42 @@ def _digest(engine: Any) -> str:
     return hashlib.sha256(_canonical(engine).encode()).hexdigest()
 
 
-def save(state_dir: Path, cp: Checkpoint) -> Path:
-    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(state_dir, 0o700)
+@dataclass(frozen=True)
+class Captured:
+    """A checkpoint's content as plain data (``capture``), ready to be encoded and written by
+    ``write`` in another thread while the engine goes on."""
+
+    job: str
+    positions: dict[str, Any]
+    engine: Any
+    seq: int = 0  # capture order: an older capture never replaces a newer one on disk
+
+
+_SEQ = itertools.count(1)
+
+
+def capture(cp: Checkpoint) -> Captured:
+    """The engine and positions as plain data: the only part of a save that must see the state
+    as it is (call it where nothing feeds the engine meanwhile)."""
     engine = snapshot.dump(cp.engine)
     positions = {p: {**{k: v for k, v in r.items() if k != "fstate"}, "fstate": snapshot.dump(r.get("fstate"))}
                  for p, r in cp.positions.items()}
+    return Captured(cp.job, positions, engine, next(_SEQ))
+
+
+_WRITING = threading.Lock()  # one writer of the temporary file at a time (a thread's, the final save)
+_written: dict[Path, int] = {}  # state dir -> seq of the capture last written there
+
+
+def write(state_dir: Path, c: Captured) -> Path:
+    """Encode, checksum and write a captured checkpoint atomically (tmp + fsync + rename + fsync
+    of the directory). Touches no engine state: safe in a worker thread."""
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(state_dir, 0o700)
     # the engine is encoded once: its canonical text is both what the checksum covers and
     # what the file holds (the reader parses it and checks the same digest)
-    engine_text = _canonical(engine)
-    doc = {"version": VERSION, "job": cp.job, "positions": positions,
+    engine_text = _canonical(c.engine)
+    doc = {"version": VERSION, "job": c.job, "positions": c.positions,
            "engine_sha256": hashlib.sha256(engine_text.encode()).hexdigest()}
     path = state_dir / NAME
     tmp = state_dir / f".{NAME}.tmp"
@@ -110,20 +138,29 @@ def save(state_dir: Path, cp: Checkpoint) -> Path:
     # runs the pure-Python one, ~10x slower: 7 s for a 4096-rank aggregator's 18 MB state)
     head = json.dumps(doc, allow_nan=False)
     data = f'{head[:-1]}, "engine": {engine_text}}}'.encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    if (path.stat().st_mode & 0o077) != 0:
-        os.chmod(path, 0o600)  # a temporary file that existed before with wider bits
-    dfd = os.open(state_dir, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    with _WRITING:
+        if c.seq and c.seq < _written.get(path, 0):
+            return path  # a newer capture (the final save at shutdown) was written meanwhile
+        _written[path] = c.seq
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        if (path.stat().st_mode & 0o077) != 0:
+            os.chmod(path, 0o600)  # a temporary file that existed before with wider bits
+        dfd = os.open(state_dir, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
     return path
+
+
+def save(state_dir: Path, cp: Checkpoint) -> Path:
+    """``capture`` then ``write``, in this thread."""
+    return write(state_dir, capture(cp))
 
 
 def load(state_dir: Path, job: str) -> tuple[Checkpoint | None, str]:

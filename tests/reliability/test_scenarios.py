@@ -245,6 +245,18 @@ def test_power_loss_leaves_the_old_or_the_new_checkpoint(tmp_path: Path) -> None
         assert cp is None and ("unreadable" in why or "checksum" in why or "invalid" in why), why
 
 
+def test_an_older_capture_written_late_never_replaces_a_newer_checkpoint(tmp_path: Path) -> None:
+    """The daemon writes checkpoints in a worker thread: a periodic write still encoding when the
+    final save at shutdown lands must not overwrite it with the older state."""
+    state = tmp_path / "state"
+    old = checkpoint.capture(checkpoint.Checkpoint("j", {}, {"n": 1}))
+    new = checkpoint.capture(checkpoint.Checkpoint("j", {}, {"n": 2}))
+    checkpoint.write(state, new)
+    checkpoint.write(state, old)
+    cp, why = checkpoint.load(state, "j")
+    assert cp is not None and cp.engine == {"n": 2}, why
+
+
 @pytest.mark.slow
 def test_state_dir_full_keeps_tailing_counts_and_keeps_the_old_checkpoint(tmp_path: Path) -> None:
     """ENOSPC on the checkpoint write (the temporary file is a link to /dev/full)."""
