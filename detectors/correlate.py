@@ -399,7 +399,14 @@ class _Correlator:
         return self.ctx.get("precision") == "fp16" or self.ctx.get("framework") in _DYNAMIC_SCALE_LOGGERS
 
     def _skip_rate(self) -> list[Finding]:
-        """DeepSpeed ``step=N, skipped=M``: a high skip rate after warm-up."""
+        """DeepSpeed ``step=N, skipped=M``: a high skip rate after warm-up; or Megatron lines on
+        which every iteration was skipped at a loss scale that never moves (``static_skips``)."""
+        static = getattr(self.st, "static_skips", None)
+        if static is not None:
+            a, b = static
+            return [self.finding("fp16_overflow_skips", None, a.step, a.time, [a.source, b.source],
+                                 skipped=(b.step or 0) - (a.step or 0), steps=(b.step or 0) - (a.step or 0), rate=1.0,
+                                 static_scale=b.data.get("loss_scale"))]
         recs = [r for r in self.st.skip_samples if r.step]
         if len(recs) < 2:
             return []

@@ -33,6 +33,10 @@ WINDOW = 256  # per-rank samples kept for robust baselines
 # (the state, and a checkpoint, stay ~200 MB instead of growing to ~750 MB as the run goes on)
 SAMPLE_BUDGET = WINDOW * 1024
 MIN_WINDOW = 64
+# log lines in a row on which every iteration was skipped at one loss scale: the first of them
+# (the scale it shows) and two more at the same scale (a dynamic scaler halves on each skip,
+# at most every other one with Megatron's hysteresis of 2)
+STATIC_SKIP_LINES = 3
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
@@ -88,6 +92,9 @@ class RankState:
     progress_wall: float | None = None  # wall time (read time) the step last advanced
     step_intervals: deque[float] = field(default_factory=lambda: deque(maxlen=64))
     skipped_total: int = 0
+    # Megatron-style per-interval skip counts: the current run of log lines on which every
+    # iteration was skipped at one loss scale (scale, lines, the run's first record)
+    skip_run: tuple[float | None, int, SampleRec] | None = None
     nonfinite: Counter[str] = field(default_factory=Counter)
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
 
@@ -174,6 +181,9 @@ class JobState:
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
+        # the first and latest record of STATIC_SKIP_LINES log lines in a row whose every
+        # iteration was skipped at an unmoving loss scale (see _interval_skips)
+        self.static_skips: tuple[SampleRec, SampleRec] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -192,6 +202,7 @@ class JobState:
         self.__dict__.setdefault("aborted_ranks", set())
         self.__dict__.setdefault("open_blocks", {})
         self.__dict__.setdefault("window", WINDOW)
+        self.__dict__.setdefault("static_skips", None)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -494,6 +505,26 @@ class JobState:
         sp.stalled = sp.stalled or d["presence"] in ("stalled", "missing") or (
             waited is not None and sp.timeout is not None and waited >= sp.timeout)
 
+    def _interval_skips(self, st: RankState, rec: SampleRec, prev_step: int | None, scale: float | None) -> None:
+        """A per-interval skip count (Megatron's ``number of skipped iterations``, reset at each
+        log line). Every iteration since the last logged one skipped, line after line, at a loss
+        scale that does not move: a dynamic scaler would have lowered it, so the scale is static
+        (or stuck) and every step overflows: nothing trains. Kept as ``static_skips``."""
+        n = int(rec.data["skipped_iters"])
+        st.skipped_total += n
+        step = rec.step
+        every = n >= 1 and step is not None and prev_step is not None and 0 < step - prev_step <= n
+        run = st.skip_run
+        if not every:
+            st.skip_run = None
+            return
+        if run is not None and run[0] == scale:
+            st.skip_run = (scale, run[1] + 1, run[2])
+        else:
+            st.skip_run = (scale, 1, rec)
+        if st.skip_run[1] >= STATIC_SKIP_LINES and scale is not None and self.static_skips is None:
+            self.static_skips = (st.skip_run[2], rec)
+
     def _sample(self, st: RankState, ev: Event, order: int, moves: bool = True) -> None:
         """Fold one metric sample; ``moves=False`` (a late arrival) keeps the rank's position.
 
@@ -506,6 +537,7 @@ class JobState:
         rec = SampleRec(step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
         st.n_samples += 1
+        prev_step = st.last_step
         if step is not None and moves:
             st.last_step = step
             st.last_step_order = order
@@ -535,6 +567,8 @@ class JobState:
                 st.skipped_total += 1
                 self.scale_moves.append(ScaleMove(step, order, ev.time, ev.source, st.scale_last, scale))
             st.scale_last = scale
+        if "skipped_iters" in d:
+            self._interval_skips(st, rec, prev_step, scale if scale_ok else None)
         if "skipped" in d:
             st.skipped_total = max(st.skipped_total, int(d["skipped"]))
             if len(self.skip_samples) < 2:

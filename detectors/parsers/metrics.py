@@ -9,8 +9,9 @@ loss 6.343 | ... | num_updates 10198 | loss_scale 0.500 |`` and generic ``step N
 grad_norm Y | loss_scale Z`` / ``step=N loss=X`` lines.
 
 A SAMPLE's data holds only the keys the line had: ``loss``, ``grad_norm``,
-``loss_scale``, ``lr``, ``epoch``, ``skipped`` (cumulative), ``nan_iters``
-(cumulative), ``loss_missing`` (Megatron line without its loss field).
+``loss_scale``, ``lr``, ``epoch``, ``skipped`` (DeepSpeed's, cumulative), ``skipped_iters``
+and ``nan_iters`` (Megatron's, per log interval: training_log resets them at each line),
+``loss_missing`` (Megatron line without its loss field).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ _TRIGGER = (
 _KEYS: dict[str, str] = {
     **CANONICAL,
     "skipped": "skipped",
-    "number of skipped iterations": "skipped",
+    "number of skipped iterations": "skipped_iters",  # Megatron: per log interval (reset at each line)
     "number of nan iterations": "nan_iters",
 }
 
@@ -206,7 +207,7 @@ def _megatron(m: re.Match[str], seg: Segment) -> bool:
     # Megatron drops a loss field whose running average is NaN (training_log: avg >= 0).
     # A line whose iterations were all skipped (fp16 overflow) has no loss key at all
     # yet, which is not a NaN.
-    skipped_only = values.get("skipped", 0) > 0
+    skipped_only = values.get("skipped_iters", 0) > 0
     # a line cut short (the end of a pasted excerpt) has lost its fields, not its loss; but one
     # cut after "loss scale" (printed right after the losses) had already passed where they go
     complete = seg.body.rstrip().endswith("|") or "loss_scale" in values

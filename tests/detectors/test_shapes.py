@@ -156,8 +156,8 @@ def test_ties_between_tokens_are_decided_by_the_lines() -> None:
     fast, general, state = _run(lines)
     assert shapes.same_events(fast, general)
     samples = [ev for ev in fast if ev.kind is EventKind.SAMPLE]
-    assert (samples[-2].data["skipped"], samples[-2].data["nan_iters"]) == (0.0, 2.0)
-    assert (samples[-1].data["skipped"], samples[-1].data["nan_iters"]) == (3.0, 0.0)
+    assert (samples[-2].data["skipped_iters"], samples[-2].data["nan_iters"]) == (0.0, 2.0)
+    assert (samples[-1].data["skipped_iters"], samples[-1].data["nan_iters"]) == (3.0, 0.0)
     book = state.shapes
     assert book is not None and any(s is not None and s.active for s in book.shapes.values())
 
