@@ -8,8 +8,12 @@ field added to or removed from a dataclass needs no change here:
 - ``None``, booleans, integers and strings are themselves; a finite float is itself, a
   non-finite one ``{"$float": "nan"}``; lists are lists;
 - ``{"$tuple": [...]}``, ``{"$set": [...]}``, ``{"$deque": [...], "maxlen": n}``,
-  ``{"$dict": [[key, value], ...]}`` (keys of any type), ``{"$counter": [[key, n], ...]}``;
-- ``{"$enum": "module:Class", "value": v}`` and ``{"$obj": "module:Class", "fields": {...}}``.
+  ``{"$dict": [[key, value], ...]}`` (keys of any type; ``{"$kv": {...}}`` when every key is a
+  string), ``{"$counter": [[key, n], ...]}``;
+- ``{"$enum": "module:Class", "value": v}`` and ``{"$obj": "module:Class", "fields": {...}}``;
+- a metric sample (``detectors.model.SampleRec`` with its ``Source``), the bulk of a large job's
+  state, compactly: ``{"$rec": [step, order, time, path, line, text, data]}``, loaded through
+  the same checks as the ``$obj`` form it stands for.
 
 Loading is validation, never code execution: a class is looked up only in rankwatch's own
 modules (``ALLOWED_MODULES``), never called with loaded data (instances are made with
@@ -35,6 +39,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+from detectors.model import SampleRec, Source
 from detectors.redact import redact_text
 
 __all__ = ["ALLOWED_MODULES", "SnapshotError", "dump", "load"]
@@ -133,6 +138,23 @@ def _dump(v: Any, depth: int) -> Any:
     d = depth + 1
     if t is list:
         return [_dump(x, d) for x in v]
+    if t is dict and all(type(k) is str for k in v):
+        kv: dict[str, Any] = {}
+        memo = _REDACTED
+        for k, x in v.items():
+            rk = memo.get(k) or _redacted(k)
+            tx = type(x)
+            if tx is int or tx is bool or x is None or (tx is float and math.isfinite(x)):
+                kv[rk] = x  # the scalars of a metric sample, inline
+            elif tx is str:
+                kv[rk] = memo.get(x) or _redacted(x)
+            else:
+                kv[rk] = _dump(x, d)
+        return {"$kv": kv}
+    if t is SampleRec and type(v.source) is Source:
+        src = v.source
+        return {"$rec": [v.step, v.order, _dump(v.time, d), _redacted(src.path), src.line, _redacted(src.text),
+                         _dump(v.data, d)]}
     if (fields := _plain_fields(t)) is not None:  # type: ignore[arg-type]  # a type is hashable
         return {"$obj": _name(t), "fields": {k: _dump(getattr(v, k), d) for k in fields if hasattr(v, k)}}
     if isinstance(v, Enum):
@@ -218,6 +240,8 @@ def _load(v: Any, where: str, depth: int) -> Any:
         maxlen = v.get("maxlen")
         if tag == "$deque" and set(v) == {"$deque", "maxlen"} and (maxlen is None or (isinstance(maxlen, int) and maxlen >= 0)):
             return deque(items, maxlen=maxlen)
+    if tag == "$kv" and len(v) == 1 and isinstance(body, dict):
+        return {k: _load(x, f"{where}.{k}", d) for k, x in body.items()}
     if tag in ("$dict", "$counter") and len(v) == 1 and isinstance(body, list):
         pairs = []
         for i, pair in enumerate(body):
@@ -240,6 +264,11 @@ def _load(v: Any, where: str, depth: int) -> Any:
             raise SnapshotError(f"{where}: {v['value']!r} is not a {body}") from None
     if tag == "$obj" and set(v) == {"$obj", "fields"} and isinstance(body, str) and isinstance(v["fields"], dict):
         return _object(body, v["fields"], where, d)
+    if tag == "$rec" and len(v) == 1 and isinstance(body, list) and len(body) == 7:
+        step, order, time, path, line, text, data = body
+        raw = {"step": step, "order": order, "time": time, "data": data,
+               "source": {"$obj": _name(Source), "fields": {"path": path, "line": line, "text": text}}}
+        return _object(_name(SampleRec), raw, where, d)
     raise SnapshotError(f"{where}: not a snapshot value")
 
 

@@ -82,6 +82,10 @@ def test_attack_secrets_in_log_lines_never_reach_the_snapshot() -> None:
     {"$float": "1e999x"},
     {"$deque": [], "maxlen": -1},
     {"unknown": 1},
+    {"$rec": [1, 2, None, "p", "not a line number", "t", {"$kv": {}}]},
+    {"$rec": [1, 2, None, "p", 3, "t"]},
+    {"$rec": ["step", 2, None, "p", 3, "t", {"$kv": {}}]},
+    {"$kv": {"k": {"$obj": "os:system", "fields": {}}}},
 ], ids=lambda b: json.dumps(b)[:40])
 def test_attack_crafted_snapshot_is_refused_not_executed(bad: object) -> None:
     with pytest.raises(snapshot.SnapshotError):
@@ -112,3 +116,25 @@ def test_live_engine_is_one_engine_and_a_snapshot_from_before_it_wrapped_one_sti
         back = snapshot.load(raw)
         assert isinstance(back, LiveEngine) and back.core.state is back.state
         assert back.report() == eng.report() and back.published.keys() == eng.published.keys()
+
+
+def test_metric_samples_are_written_compactly_and_read_back_the_same() -> None:
+    """A large job's state is mostly metric samples: each is one ``$rec`` list and its data one
+    ``$kv`` object, not three objects with field names; the older ``$obj`` form still loads."""
+    from detectors.model import SampleRec
+
+    secret = "hf_" + "Zq9" * 12
+    rec = SampleRec(7, 12, 1.7e9, Source("rank_3.log", 41, f"step 7 | loss nan | token={secret}"),
+                    {"loss": math.nan, "grad_norm": 0.8, "scope": "local", "tags": ("a", 1)})
+    data = snapshot.dump(rec)
+    assert isinstance(data, dict) and set(data) == {"$rec"}
+    assert secret not in json.dumps(data)
+    back = snapshot.load(json.loads(json.dumps(data)))
+    assert isinstance(back, SampleRec) and (back.step, back.order, back.time) == (7, 12, 1.7e9)
+    assert back.source.path == "rank_3.log" and back.source.line == 41 and "[REDACTED" in back.source.text
+    assert math.isnan(back.data["loss"]) and back.data["grad_norm"] == 0.8 and back.data["tags"] == ("a", 1)
+    old_form = {"$obj": "detectors.model:SampleRec", "fields": {
+        "step": 7, "order": 12, "time": None, "data": {"$dict": [["loss", 1.5]]},
+        "source": {"$obj": "detectors.model:Source", "fields": {"path": "r.log", "line": 1, "text": "t"}}}}
+    old = snapshot.load(old_form)
+    assert isinstance(old, SampleRec) and old.data == {"loss": 1.5} and old.source.text == "t"
