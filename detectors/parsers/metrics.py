@@ -514,7 +514,29 @@ def _progress_row(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- Darknet (pjreddie, AlexeyAB: YOLO v2-v4) ------------------------------------------------
+# " 182: 933.341797, 780.749146 avg loss, 0.000000 rate, 3.17 seconds, 11136 images, ..." (AlexeyAB)
+# and " 2677: 0.52, 0.61 avg, 0.001000 rate, ..." (pjreddie): the batch's loss, then the running
+# average the README tells users to watch ("nan values for avg (loss) ... training goes wrong")
+_DARKNET = re.compile(rf"^\s*(?P<step>\d+): (?P<cur>{_NUM}), (?P<avg>{_NUM}) avg(?: loss)?, (?P<lr>{_NUM}) rate\b")
+
+
+def _darknet(m: re.Match[str], seg: Segment) -> bool:
+    dm = _DARKNET.search(seg.body)
+    if not dm:
+        return False
+    avg, lr = parse_number(dm.group("avg")), parse_number(dm.group("lr"))
+    if avg is None:
+        return False
+    values = {"step": float(dm.group("step")), "loss": avg}
+    if lr is not None:
+        values["lr"] = lr
+    return _emit(seg, values, "local")
+
+
 RULES = [
+    # (not "metrics.": the pjreddie form has no metric key for the scan's noise rule to find)
+    Rule("darknet.iteration", r"\b\d+: [-+]?(?:[0-9]|nan|inf)[0-9.]*, [-+]?(?:[0-9]|nan|inf)[0-9.]* avg", _darknet),
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
