@@ -75,3 +75,14 @@ def test_the_verbs_provider_named_in_nccl_info_is_no_failure() -> None:
     # NCCL's INFO line naming the mlx5 HCA it uses (NVIDIA/nccl#1052): the provider's name alone is no error
     line = "node2:14159:14168 [0] NCCL INFO NET/IB : Using [0]mlx5_4:1/RoCE [RO]; OOB enp24s0np0:10.10.10.1<0>"
     assert not [i for i in engine_verdict([line]) if i.severity == "critical"]
+
+
+@pytest.mark.parametrize("line", [
+    "TypeError: BFloat16 is not supported on MPS",  # oobabooga/textgen#5216, QwenLM/Qwen#497
+    # https://github.com/pytorch/pytorch/issues/78168 (an M1 Max)
+    "TypeError: Trying to convert BFloat16 to the MPS backend but it does not have support for that dtype.",
+])
+def test_apples_mps_backend_refusing_bf16_is_bf16_unsupported(line: str) -> None:
+    found = engine_verdict(["Traceback (most recent call last):", '  File "app.py", line 3, in <module>',
+                            "    model.to(device, dtype=torch.bfloat16)", line])
+    assert found and found[0].failure == "bf16_unsupported_gpu"
