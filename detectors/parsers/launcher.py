@@ -278,7 +278,7 @@ RULES = [
     Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),
     Rule(
         "launcher.summary",
-        r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$",
+        r"Root Cause \(first observed failure\)|Failures:\s*$|rank\s*: \d+ \(local_rank: \d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|time\s*: \d{4}-\d\d-\d\d_\d\d:|^(?:={20,}|-{20,}|\[\d+\]:)[ \t]*$",
         _summary,
     ),
 ]
