@@ -37,8 +37,14 @@ def _exit(seg: Segment, code: int, reporter: str, *, trusted: bool, local_rank: 
 _FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+)(?: \(pid: +(?P<pid>\d+)\))?")
 
 
+# torch 1.9–1.10 elastic, a worker that wrote no error file: a banner whose second line names
+# it ("CHILD PROCESS FAILED WITH NO ERROR_FILE" / "Child process 17057 (local_rank 0) FAILED
+# (exitcode 1)"), printed by the agent in place of the later "failed (exitcode: N)" line
+_CHILD = re.compile(r"Child process (?P<pid>\d+) \(local_rank (?P<lr>\d+)\) FAILED \(exitcode (?P<code>-?\d+)\)")
+
+
 def _failed(m: re.Match[str], seg: Segment) -> bool:
-    fm = _FAILED.search(seg.body)
+    fm = _FAILED.search(seg.body) or _CHILD.search(seg.body)
     if not fm:
         return False
     _exit(seg, int(fm.group("code")), "torchrun", trusted=True, local_rank=int(fm.group("lr")),
@@ -263,7 +269,8 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
 
 
 RULES = [
-    Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+", _failed),
+    Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+|Child process \d+ \(local_rank \d+\) FAILED \(exitcode -?\d+\)",
+         _failed),
     Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+", _teardown),
     Rule("launcher.received", r"Received SIG(?:TERM|INT)\b", _received),
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),

@@ -531,6 +531,15 @@ def _run(argv: list[str], console: Path, env: dict[str, str]) -> int:
             raise RuntimeError(f"run exceeded {RUN_TIMEOUT_S}s: {' '.join(argv)}") from None
 
 
+def recorded_tails(logs: Path, lines: int = 15) -> str:
+    """The last lines of every file a run recorded: what a failed run said, for the message."""
+    parts = []
+    for path in sorted(p for p in logs.rglob("*") if p.is_file()):
+        tail = path.read_bytes().decode("utf-8", "replace").splitlines()[-lines:]
+        parts.append(f"--- {path.relative_to(logs)} (last {len(tail)} lines)\n" + "\n".join(tail))
+    return "\n".join(parts)
+
+
 def record_case(sc: Scenario, layout: str, out_root: Path) -> Path:
     """Run one scenario in one layout, record it under out_root, check it; return the case dir."""
     case = out_root / f"{sc.name}-{layout}"
@@ -557,7 +566,8 @@ def record_case(sc: Scenario, layout: str, out_root: Path) -> Path:
         shutil.rmtree(scratch, ignore_errors=True)
 
     if rc != sc.exit_code:
-        raise AssertionError(f"{case.name}: torchrun exited {rc}, expected {sc.exit_code}")
+        raise AssertionError(f"{case.name}: torchrun exited {rc}, expected {sc.exit_code}\n"
+                             + recorded_tails(logs))
     for check in sc.checks:
         try:
             check(logs, sc)

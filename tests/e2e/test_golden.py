@@ -170,7 +170,7 @@ def test_fresh_torchrun_run_is_diagnosed(case_name: str, tmp_path: Path) -> None
     cmd = [sys.executable, "-m", "tests.e2e.generate", "--only", case_name, "--out", str(tmp_path)]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, (f"generator failed ({proc.returncode}):\n"
-                                  f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+                                  f"{proc.stdout[-2000:]}\n{proc.stderr[-12000:]}")
     case = tmp_path / case_name
     check_report(diagnose(case / "logs"), load_expected(case))
 
