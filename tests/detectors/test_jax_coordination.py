@@ -1,0 +1,51 @@
+"""JAX/XLA's coordination service (multi-controller JAX on TPU and GPU): a barrier that timed
+out is a waiter's report (collateral, no rank), and the leader's "task N ... heartbeat timeout"
+names the process that stopped. Real lines from threads other than the corpus cases they fixed."""
+
+from __future__ import annotations
+
+from detectors.diagnosis import build_report
+from tests.helpers import fed_state
+
+
+def _incidents(lines: list[str]) -> list[dict]:
+    return build_report(fed_state(lines, "host0.log"))["incidents"]
+
+
+def test_a_coordination_barrier_timeout_is_a_waiter_s_report() -> None:
+    # https://github.com/marin-community/levanter/issues/432 (levanter's multihost_broadcast_sync)
+    lines = [
+        '  File "/home/virginiaadams/levanter/src/levanter/utils/jax_utils.py", line 75, in multihost_broadcast_sync',
+        '    client.wait_at_barrier(f"multihost_broadcast_sync{_sync_counter}", timeout_in_ms=int(timeout * 1000.0))',
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: multihost_broadcast_sync0. Timed out task names:",
+        "/job:jax_worker/replica:0/task:3",
+        "/job:jax_worker/replica:0/task:0",
+        "",
+        "Additional GRPC error information from remote target unknown_target_for_coordination_leader while calling /tensorflow.CoordinationService/Barrier:",
+    ]
+    top = _incidents(lines)[0]
+    assert top["failure"] == "collective_timeout"
+    assert top["initiator"]["rank"] is None
+
+
+def test_the_leader_names_the_task_whose_heartbeats_stopped() -> None:
+    # https://github.com/jax-ml/jax/issues/23599 (qGentry's comment, XLA's tsl path, 2024)
+    lines = ["2024-10-09 15:47:38.568412: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service.cc:1170] "
+             "/job:jax_worker/replica:0/task:0 has been set to ERROR in coordination service: UNAVAILABLE: Task "
+             "/job:jax_worker/replica:0/task:0 heartbeat timeout. This indicates that the remote task has failed, got "
+             "preempted, or crashed unexpectedly. Check the task logs for an earlier error to debug further. "
+             "[type.googleapis.com/tensorflow.CoordinationServiceError='']"]
+    top = _incidents(lines)[0]
+    assert top["failure"] == "rank_killed"
+    assert top["initiator"]["rank"] == 0
+
+
+def test_the_task_number_is_the_rank_whoever_logs_it() -> None:
+    # the same line shape with TensorFlow's 2022 path and another task number (the leader, task 0,
+    # logs it about task 5): the rank is the task named, not the speaker
+    lines = ["2022-11-15 16:03:15.140058: E external/org_tensorflow/tensorflow/core/distributed_runtime/coordination/"
+             "coordination_service.cc:954] /job:jax_worker/replica:0/task:5 has been set to ERROR in coordination "
+             "service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:5 heartbeat timeout. This indicates that the "
+             "remote task has failed, got preempted, or crashed unexpectedly. [type.googleapis.com/tensorflow.CoordinationServiceError='']"]
+    top = _incidents(lines)[0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", 5)
