@@ -170,11 +170,19 @@ def main(argv: list[str] | None = None) -> None:
         reporter.step(rec, mean_loss)
 
     reporter.end()
-    # every rank leaves together: a rank destroying its gloo group while a peer still talks to it
-    # aborts at exit now and then ("terminate called without an active exception", exit -6)
+    del model, opt, scaler  # DDP's Reducer holds the gloo group: free it first (see _LEAVING)
+    gc.collect()
     dist.barrier()
     dist.destroy_process_group()
 
+
+# _LEAVING: while the DDP model lives, destroy_process_group only drops the registry's reference
+# to the gloo group; the group then dies in interpreter finalisation, where its threads abort now
+# and then ("terminate called without an active exception", exit -6, no Python frame; see
+# pytorch/pytorch#190489). So the model goes first, then every rank meets and leaves together.
+# (gc is imported here, not above, so that the lines above keep their numbers: the hang
+# recordings' tracebacks cite the barrier as line 175)
+import gc  # noqa: E402
 
 if __name__ == "__main__":
     main()
