@@ -834,7 +834,9 @@ class _Correlator:
             return None
         causes = sorted((f for f in group if f.role is Role.CAUSE), key=_sort_key)
         benign = [f for f in group if f.role is Role.BENIGN]
-        head = causes[0] if causes else (sorted(group, key=_sort_key)[0])
+        # with no cause, the most telling report: an exception whose own message went on to name
+        # its failure ("explained_by") tells less than the line that named it
+        head = causes[0] if causes else min(group, key=lambda f: ("explained_by" in f.data, _sort_key(f)))
         failure = head.failure
         rank = head.rank if head.role is Role.CAUSE else None
         if rank is not None and self.cat[failure].several_ranks == "none" and len(

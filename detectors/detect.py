@@ -172,6 +172,11 @@ class JobState:
         # per file, the last line a specific cause was matched on (path → (line, failure)): the
         # bare exception ending that traceback just below it is the cause's own exit
         self._cause_lines: dict[str, tuple[int, str]] = {}
+        # per file, the last bare exception (no fingerprint of its own): path → (line, index into
+        # findings, speaker). A catalog line at most BLOCK_LINES below it from the same speaker is
+        # the rest of its message (torch_npu prints CANN's "EI0006: ... Getting socket times out"
+        # under the RuntimeError): the exception is that line's failure, not one of its own
+        self._bare_exc: dict[str, tuple[int, int, int | None]] = {}
         self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
         self.aborted_ranks: set[int] = set()  # NCCL aborted their communicator: they saw an error
         self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
@@ -196,6 +201,7 @@ class JobState:
         self.__dict__.setdefault("symptoms", SymptomTrack())  # checkpoints written before issue #8
         self.__dict__.setdefault("_proc_unranked", {})
         self.__dict__.setdefault("_cause_lines", {})
+        self.__dict__.setdefault("_bare_exc", {})
         self.__dict__.setdefault("sync_points", {})
         self.__dict__.setdefault("last_traceback_order", 0)
         self.__dict__.setdefault("max_nranks", 0)
@@ -448,6 +454,16 @@ class JobState:
             data=data,
         )
         self.findings.append(finding)
+        bare = self._bare_exc.pop(ev.source.path, None)
+        if (bare is not None and failure != "rank_exception" and bare[2] == speaker
+                and 0 < ev.source.line - bare[0] <= BLOCK_LINES and bare[1] < len(self.findings)):
+            # the rest of that exception's message: the exception is this line's failure
+            exc = self.findings[bare[1]]
+            exc.role = Role.COLLATERAL
+            exc.data["explained_by"] = failure
+        elif failure == "rank_exception" and role is Role.CAUSE and not explained and (
+                ev.source.path in self._bare_exc or len(self._bare_exc) < MAX_PROCS):
+            self._bare_exc[ev.source.path] = (ev.source.line, len(self.findings) - 1, speaker)
         if explained and cause_line is not None:
             data["explained_by"] = cause_line[1]
         elif failure != "rank_exception" and role is Role.CAUSE and (

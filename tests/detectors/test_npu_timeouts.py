@@ -1,0 +1,68 @@
+"""Ascend HCCL's timeout (CANN error EI0006, "Getting socket times out. Reason: Remote Rank did
+not send the data in time") is a waiter's report, the NPU counterpart of the NCCL watchdog
+timeout; torch_npu prints it as the continuation of the RuntimeError it raises, and an exception
+whose own message goes on to name its failure is that failure, not a crash of its own."""
+
+from __future__ import annotations
+
+from detectors.diagnosis import build_report
+from tests.helpers import fed_state
+
+_SOLUTION = ("        Solution: 1. Check the rank service processes with other errors or no errors in the cluster.2. If this "
+             "error is reported for all NPUs, check whether the time difference between the earliest and latest errors is "
+             "greater than the connect timeout interval (120s by default). If so, adjust the timeout interval by using the "
+             "HCCL_CONNECT_TIMEOUT environment variable.3. Check the connectivity of the communication link between nodes.")
+
+
+def _top(lines: list[str]) -> dict:
+    incidents = build_report(fed_state(lines, "worker.log"))["incidents"]
+    assert incidents, "no incident"
+    return incidents[0]
+
+
+def test_vllm_ascend_workers_time_out_waiting_for_a_peer() -> None:
+    # a vllm-ascend issue log (Worker_TP11/TP12, model_runner_v1.py:3556): each worker's logger
+    # prints the CANN error lines; no worker names the peer it waited for
+    lines = []
+    for tp, pid, dev, t in ((11, 15618, 11, "335.888"), (12, 15619, 12, "342.650")):
+        pre = f"(Worker_TP{tp} pid={pid}) ERROR 10-11 11:32:59 [model_runner_v1.py:3556] "
+        lines += [pre + "The Inner error is reported as above. The process exits for this inner error, and the current "
+                        "working operator name is HcclAllreduce.",
+                  pre + f"[ERROR] 2025-10-11-11:32:59 (PID:{pid}, Device:{dev}, RankID:-1) ERR00100 PTA call acl api failed.",
+                  pre + f"EI0006: [PID: {pid}] 2025-10-11-11:32:29.{t} Getting socket times out. Reason: Remote Rank did "
+                        "not send the data in time. Please check the reason for the rank being stuck",
+                  pre + _SOLUTION]
+    top = _top(lines)
+    assert top["failure"] == "collective_timeout"
+    assert top["initiator"]["rank"] is None
+
+
+def test_the_runtime_error_above_the_timeout_is_the_timeout() -> None:
+    # torch_npu's HcclAllreduce failure under a [rankN]: prefix (vllm-ascend GRPO thread, the same
+    # thread as corpus holdout12 h12b-015): RuntimeError, then CANN's ERR and EI lines as its message
+    lines = [
+        "[rank1]:     work = group.allreduce([tensor], opts)",
+        "[rank1]: RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:281 OPS function error: "
+        "HcclAllreduce, error code is 6",
+        "[rank1]: [ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.",
+        "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did "
+        "not send the data in time. Please check the reason for the rank being stuck",
+        "[rank1]: " + _SOLUTION,
+    ]
+    top = _top(lines)
+    assert top["failure"] == "collective_timeout"
+    assert top["initiator"]["rank"] is None
+
+
+def test_a_crash_followed_later_by_a_timeout_line_stays_a_crash() -> None:
+    # the continuation is the exception's own next lines: a rank's crash, then (further down) the
+    # same rank's unrelated timeout report does not explain it away (constructed from the lines above)
+    lines = [
+        "[rank1]: ValueError: corrupt sample in shard 3 at step 6: expected 16 features, got 0",
+        "[rank1]: I1205 09:16:27.518000 step 6 done", "[rank1]: I1205 09:16:27.519000 flushing", "[rank1]: I1205 saving",
+        "[rank1]: I1205 09:16:27.520000 exiting",
+        "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did "
+        "not send the data in time. Please check the reason for the rank being stuck",
+    ]
+    top = _top(lines)
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_exception", 1)
