@@ -57,8 +57,10 @@ _STREAM = re.compile(r"(?:stderr|stdout): ")
 # Determined AI's task logs: "[2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || " (time, the
 # container's short id, the worker's global rank)
 _DETERMINED = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] [0-9a-f]{6,12} \[rank=(?P<n>\d{1,6})\] \|\| ")
-# any short label without brackets, right before a torchrun "[default3]:" or c10 "[rank3]:" prefix
-_LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:)")
+# any short label without brackets, right before a torchrun "[default3]:" or c10 "[rank3]:" prefix,
+# or an Open MPI --tag-output "[1,0]<stderr>:" (a log shipper's "2021-03-10T13:22:37.434Z: ", Spell's
+# "May 18, 2020, 11:47:13: running: ")
+_LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:\d+,)?\d+\]<(?:stdout|stderr|stddiag)>:)")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
 _C10 = re.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
