@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import math
 import re
+from collections import Counter
 from typing import Any
 
 from detectors.detect import JobState, RankState
@@ -55,6 +56,7 @@ _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**3
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
+_COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")  # a communication library's own error
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
 
@@ -429,6 +431,9 @@ class _Correlator:
         # collapsed, every rank stops itself): a worker's exception exit is that, not its own
         job_cause = any(f.role is Role.CAUSE and self.cat[f.failure].rank_scope == "job" and f.failure not in _NUMERIC
                         for f in own.get(None, []))
+        # an NCCL error the logs show without a rank: the workers' exception exits are that error
+        # (often every rank's), and the launcher names the first to exit, not the one that failed first
+        comm_cause = any(f.role is Role.CAUSE and f.failure in _COMM_FAILURES for f in own.get(None, []))
         waiting: list[Event] = []  # exits whose own error was a consequence (see below)
         lone_abort = self._lone_abort()
         agent_exits = any(str(e.data.get("reporter", "")).startswith("torchrun") for e in self.st.exits)
@@ -477,7 +482,7 @@ class _Correlator:
             by_code = self.exit_failures.get(code)
             if by_code is not None:
                 out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
-            elif code > 0 and job_cause:
+            elif code > 0 and (job_cause or comm_cause):
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code > 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source],
@@ -502,11 +507,18 @@ class _Correlator:
             # (an untrusted launcher line names the last-spawned worker, not the failed one)
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
             local = positive[0].data.get("local_rank")
+            # one NCCL error in the text (each of its lines once: the error and its detail line) is
+            # that worker's; the same lines repeated are every rank's (the launcher names the first
+            # to exit, not the first to fail)
+            comm_lines = Counter(str(f.data.get("pattern")) for f in own.get(None, [])
+                                 if f.role is Role.CAUSE and f.failure in _COMM_FAILURES)
+            comm_one = bool(comm_lines) and max(comm_lines.values()) == 1
             if r is not None:
                 for f in own.get(None, []):
                     if f.data.get("gpu") is not None and local is not None and int(f.data["gpu"]) != local:
                         continue  # the message names another device than the failed worker's
-                    if f.role is Role.CAUSE and f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "bf16_unsupported_gpu"):
+                    if f.role is Role.CAUSE and (f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "bf16_unsupported_gpu")
+                                                 or (comm_one and f.failure in _COMM_FAILURES)):
                         f.rank = r
                         f.data["rank_from"] = "launcher"
         return out

@@ -41,6 +41,7 @@ BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
+MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
 # a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
@@ -492,6 +493,15 @@ class JobState:
         ranks = {int(r) for r in str(d.get("ranks", "")).replace(",", " ").split() if r.isdigit() and len(r) < 7}
         if not ranks:
             return
+        keys = [key]
+        if d["presence"] == "missing" and d.get("more"):
+            # a rank listed with several tensors is missing from each of them
+            keys += [k.strip() for k in str(d["more"]).split(",") if k.strip()][:MAX_LISTED_KEYS]
+        for k in keys:
+            self._sync_point(k, ranks, ev, order)
+
+    def _sync_point(self, key: str, ranks: set[int], ev: Event, order: int) -> None:
+        d = ev.data
         sp = self.sync_points.get(key)
         if sp is None:
             if len(self.sync_points) >= MAX_PROCS:
