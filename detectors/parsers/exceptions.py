@@ -23,6 +23,9 @@ _EXC = re.compile(
 _FATAL = re.compile(r"^\s*Fatal Python error: (?P<msg>.+)")
 _TEARDOWN_TYPES = {"ChildFailedError", "CalledProcessError"}
 _COLLECTIVE_TYPES = {"DistBackendError", "DistNetworkError", "DistStoreError"}
+# PaddlePaddle's FatalError for a signal: "FatalError: `Process abort signal` is detected by the
+# operating system." (paddle/fluid/platform/init.cc SignalHandle)
+_PADDLE_ABORT = "`Process abort signal` is detected by the operating system"
 _IGNORED = {"KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "BrokenPipeError"}
 
 
@@ -35,6 +38,11 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
         data = {"exc_type": em.group("type"), "message": (em.group("msg") or "").strip()[:500]}
         if short in _TEARDOWN_TYPES:
             failure = "launcher_teardown"
+        elif short == "FatalError" and data["message"].startswith(_PADDLE_ABORT):
+            # PaddlePaddle's signal handler reporting SIGABRT, as "Fatal Python error: Aborted"
+            # below: how a process is torn down after the error it printed above (or native_abort)
+            failure = "launcher_teardown"
+            data["signal"] = "SIGABRT"
         elif short in _COLLECTIVE_TYPES:
             failure = "collective_timeout" if "timeout" in data["message"].lower() else "nccl_error"
         else:
