@@ -606,6 +606,10 @@ class _Correlator:
         if not candidates and not ws:
             candidates = _absent_below(reporters)
             inferred = guessed_world = bool(candidates)
+        if candidates and _desynced(fatal):
+            # the reporters wait in different collectives: the one absent from their reports is not
+            # known to hold them all (a rank behind in sequence numbers, below, still is)
+            candidates = []
         if not candidates:
             behind = _behind_in_sequence(fatal, reporters)
             candidates = [behind] if behind is not None else []
@@ -986,6 +990,15 @@ def _finite_loss_at(rs: RankState, bad: SampleRec) -> bool:
         if s is not bad and s.step == bad.step and s.data.get("scope") == "local" and v is not None and math.isfinite(v):
             return True
     return False
+
+
+def _desynced(fatal: list[Finding]) -> bool:
+    """The watchdog reports of one process group name different collectives (rank 0 in an
+    ALLGATHER, ranks 2 and 3 in a BROADCAST): the ranks went down different code paths, so the
+    one absent from the reports is not known to be the one they all wait for."""
+    timeouts = [f for f in fatal if f.failure == "collective_timeout" and f.data.get("op")]
+    groups = {m.group(1) if (m := _PG.search(f.evidence[0].text)) else None for f in timeouts}
+    return len(groups) == 1 and len({str(f.data["op"]) for f in timeouts}) > 1
 
 
 def _absent_below(reporters: set[int]) -> list[int]:
