@@ -216,6 +216,27 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# HPE Cray PALS's mpiexec (Aurora, Polaris) names each rank that ended badly by its global rank:
+# "x4213c4s7b0n0.hsn.cm.aurora.alcf.anl.gov: rank 27421 died from signal 6" and "hostname: rank 0
+# exited with code 139" (a shell-style code: 128 + the signal when a wrapper script relayed it)
+_PALS = re.compile(r"^(?P<host>[\w.-]+): rank (?P<rank>\d+) (?:died from signal (?P<sig>\d+)|exited with code (?P<code>\d+))\s*$")
+
+
+def _pals(m: re.Match[str], seg: Segment) -> bool:
+    pm = _PALS.match(seg.body)
+    if not pm:
+        return False
+    if pm.group("sig"):
+        code = -int(pm.group("sig"))
+    else:
+        code = int(pm.group("code"))
+        if 128 < code < 160 and signal_name(128 - code) is not None:
+            code = 128 - code  # 139: the shell's report of a child killed by SIGSEGV
+    ev = _exit(seg, code, "pals", trusted=True, host=pm.group("host"))
+    ev.rank, ev.rank_from = int(pm.group("rank")), "launcher"
+    return True
+
+
 # the shell's notice that its foreground job died of SIGKILL (the OOM killer, a scheduler): a line
 # of its own, or glued after the last update of a tqdm bar (``3787/62565 [04:47<1:10:53, 13.82it/s]Killed``)
 _SHELL_KILLED = re.compile(r"^\s*Killed\s*$")
@@ -282,6 +303,7 @@ RULES = [
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
+    Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+|exited with code \d+)\s*$", _pals),
     Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),
     Rule(
         "launcher.summary",
