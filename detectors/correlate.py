@@ -996,7 +996,8 @@ def _desynced(fatal: list[Finding]) -> bool:
     """The watchdog reports of one process group name different collectives (rank 0 in an
     ALLGATHER, ranks 2 and 3 in a BROADCAST): the ranks went down different code paths, so the
     one absent from the reports is not known to be the one they all wait for."""
-    timeouts = [f for f in fatal if f.failure == "collective_timeout" and f.data.get("op")]
+    # (an NCCL OpType, ALLREDUCE or _ALLGATHER_BASE: gloo's "recv"/"send" is a direction, not a collective)
+    timeouts = [f for f in fatal if f.failure == "collective_timeout" and str(f.data.get("op") or "").isupper()]
     groups = {m.group(1) if (m := _PG.search(f.evidence[0].text)) else None for f in timeouts}
     return len(groups) == 1 and len({str(f.data["op"]) for f in timeouts}) > 1
 
