@@ -14,10 +14,17 @@ _SOLUTION = ("        Solution: 1. Check the rank service processes with other e
              "HCCL_CONNECT_TIMEOUT environment variable.3. Check the connectivity of the communication link between nodes.")
 
 
-def _top(lines: list[str]) -> dict:
+def _ei0006(pid: int, when: str) -> str:
+    """CANN's EI0006 line as torch_npu / vllm-ascend print it (HCCL's BLOCK_RECV_TIMEOUT_REASON)."""
+    return (f"EI0006: [PID: {pid}] {when} Getting socket times out. Reason: Remote Rank did not send the data in "
+            "time. Please check the reason for the rank being stuck")
+
+
+def _top(lines: list[str]) -> tuple[str, int | None]:
     incidents = build_report(fed_state(lines, "worker.log"))["incidents"]
     assert incidents, "no incident"
-    return incidents[0]
+    return incidents[0]["failure"], incidents[0]["initiator"]["rank"]
+
 
 
 def test_vllm_ascend_workers_time_out_waiting_for_a_peer() -> None:
@@ -29,12 +36,9 @@ def test_vllm_ascend_workers_time_out_waiting_for_a_peer() -> None:
         lines += [pre + "The Inner error is reported as above. The process exits for this inner error, and the current "
                         "working operator name is HcclAllreduce.",
                   pre + f"[ERROR] 2025-10-11-11:32:59 (PID:{pid}, Device:{dev}, RankID:-1) ERR00100 PTA call acl api failed.",
-                  pre + f"EI0006: [PID: {pid}] 2025-10-11-11:32:29.{t} Getting socket times out. Reason: Remote Rank did "
-                        "not send the data in time. Please check the reason for the rank being stuck",
+                  pre + _ei0006(pid, f"2025-10-11-11:32:29.{t}"),
                   pre + _SOLUTION]
-    top = _top(lines)
-    assert top["failure"] == "collective_timeout"
-    assert top["initiator"]["rank"] is None
+    assert _top(lines) == ("collective_timeout", None)
 
 
 def test_the_runtime_error_above_the_timeout_is_the_timeout() -> None:
@@ -45,13 +49,10 @@ def test_the_runtime_error_above_the_timeout_is_the_timeout() -> None:
         "[rank1]: RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:281 OPS function error: "
         "HcclAllreduce, error code is 6",
         "[rank1]: [ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.",
-        "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did "
-        "not send the data in time. Please check the reason for the rank being stuck",
+        "[rank1]: " + _ei0006(1292363, "2025-04-08-18:07:20.444.436"),
         "[rank1]: " + _SOLUTION,
     ]
-    top = _top(lines)
-    assert top["failure"] == "collective_timeout"
-    assert top["initiator"]["rank"] is None
+    assert _top(lines) == ("collective_timeout", None)
 
 
 def test_a_crash_followed_later_by_a_timeout_line_stays_a_crash() -> None:
@@ -61,8 +62,6 @@ def test_a_crash_followed_later_by_a_timeout_line_stays_a_crash() -> None:
         "[rank1]: ValueError: corrupt sample in shard 3 at step 6: expected 16 features, got 0",
         "[rank1]: I1205 09:16:27.518000 step 6 done", "[rank1]: I1205 09:16:27.519000 flushing", "[rank1]: I1205 saving",
         "[rank1]: I1205 09:16:27.520000 exiting",
-        "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did "
-        "not send the data in time. Please check the reason for the rank being stuck",
+        "[rank1]: " + _ei0006(1292363, "2025-04-08-18:07:20.444.436"),
     ]
-    top = _top(lines)
-    assert (top["failure"], top["initiator"]["rank"]) == ("rank_exception", 1)
+    assert _top(lines) == ("rank_exception", 1)
