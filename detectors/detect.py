@@ -47,6 +47,7 @@ ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0)
 # a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
 # entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
 ABSURD_PPL = 1e9
+CLIMB_RISE = 1.1  # a steady climb over six logged losses counts from 10 % (JobState._climbing)
 EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
 # an evaluation loss is computed on the same held-out set each time: between two evaluations it
 # moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
@@ -740,7 +741,7 @@ class JobState:
                               and n < 2 * EARLY_STEPS and len({s.step for s in st.samples}) < 5)
             if rise < (1.0 if short else 0.25) * (1.0 if metric == "loss" else med):
                 # too small a rise in absolute terms, unless the series was flat until now
-                if metric == "loss" and not unkeyed and self._plateau_break(st, v):
+                if metric == "loss" and not unkeyed and (self._plateau_break(st, v) or self._climbing(st, rec, v)):
                     setattr(st, attr, rec)
                     rec.data.setdefault("baseline_median", med)
                 continue
@@ -751,7 +752,8 @@ class JobState:
             else:
                 hit = rise > (big - 1) * size
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
-                hit = self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
+                hit = (self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
+                       or self._climbing(st, rec, v))
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
             if hit:
@@ -842,6 +844,34 @@ class JobState:
         steps = [s for s, _ in before if s is not None]
         later = [s for s in (*(r.step for r in recent), rec.step) if s is not None]
         return not steps or not later or min(later) > max(steps)
+
+    @staticmethod
+    def _climbing(st: RankState, rec: SampleRec, v: float) -> bool:
+        """A steady climb: this value and the 5 before it each above the one before, by steps
+        of like size (the smallest at least a quarter of the largest), 10 % over the six, past
+        the first ``EARLY_STEPS``. Noise does not climb six times in
+        a row by even steps (1 in 720 for the order alone); a run drifting away (a learning rate
+        too high for its curvature, epoch averages creeping up) does, long before any single
+        value jumps."""
+        got: list[SampleRec] = []
+        for r in itertools.islice(reversed(st.samples), 12):  # evaluation-only lines in between
+            x = r.data.get("loss")
+            if x is None:
+                continue
+            if not isfinite(x) or len(got) == 5:
+                break
+            got.append(r)
+        if len(got) < 5:
+            return False
+        seq = [*(r.data["loss"] for r in reversed(got)), v]
+        ups = [b - a for a, b in itertools.pairwise(seq)]
+        if min(ups) <= 0 or seq[0] <= 0 or v < CLIMB_RISE * seq[0] or min(ups) < 0.25 * max(ups):
+            return False
+        known = [s for s in (rec.step, *(r.step for r in got)) if s is not None]
+        # the first steps of a run fall or swing as they please; a step counter that goes back
+        # (a restart, an epoch's own bar) is no reason to doubt a climb by even steps
+        return not known or min(known) > EARLY_STEPS
+        return True
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:
