@@ -434,6 +434,12 @@ class _Correlator:
         # an NCCL error the logs show without a rank: the workers' exception exits are that error
         # (often every rank's), and the launcher names the first to exit, not the one that failed first
         comm_cause = any(f.role is Role.CAUSE and f.failure in _COMM_FAILURES for f in own.get(None, []))
+        # the same kind of error printed by one named rank (its tagged traceback) while the launcher
+        # names another rank, whose own lines are not in the logs, as the first to fail: that rank
+        # most likely died of the same communicator error (every member of a communicator sees a
+        # system or remote error), so neither rank is known to have started it
+        comm_ranked = [f for r, fs in own.items() if r is not None for f in fs
+                       if f.role is Role.CAUSE and f.failure in _COMM_FAILURES]
         waiting: list[Event] = []  # exits whose own error was a consequence (see below)
         lone_abort = self._lone_abort()
         agent_exits = any(str(e.data.get("reporter", "")).startswith("torchrun") for e in self.st.exits)
@@ -483,6 +489,11 @@ class _Correlator:
             if by_code is not None:
                 out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
             elif code > 0 and (job_cause or comm_cause):
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+            elif code > 0 and rank is not None and comm_ranked and not own.get(rank) and not other:
+                for f in comm_ranked:
+                    f.data.setdefault("reported_by", f.rank)
+                    f.rank = None
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code > 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source],

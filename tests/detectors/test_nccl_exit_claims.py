@@ -34,3 +34,34 @@ def test_every_worker_s_nccl_error_names_no_rank() -> None:
              "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 239236) of binary: "
              "/home/winner/Downloads/enter/envs/py38_pt1110/bin/python"]
     assert _top(lines) == ("nccl_error", None)
+
+
+# one worker's tagged traceback ends in the NCCL error, and the agent names ANOTHER worker as the
+# one that failed (SIGTERM to the first): https://github.com/Tencent-Hunyuan/HunyuanVideo/issues/114
+_HUNYUAN = [
+    "[rank0]:     work = group.alltoall_base(",
+    "[rank0]: RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    "W1211 08:26:06.780000 139773546530624 torch/distributed/elastic/multiprocessing/api.py:858] "
+    "Sending process 6832 closing signal SIGTERM",
+    "E1211 08:26:06.844000 139773546530624 torch/distributed/elastic/multiprocessing/api.py:833] "
+    "failed (exitcode: 1) local_rank: 1 (pid: 6833) of binary: /opt/conda/envs/myenv/bin/python",
+]
+
+
+def test_another_worker_s_exit_leaves_the_nccl_error_without_a_rank() -> None:
+    # rank 1 exited first with its own lines absent: it most likely died of the same communicator
+    # error, so neither rank is known to have started it, and the exit is not a crash of its own
+    assert _top(_HUNYUAN) == ("nccl_error", None)
+
+
+def test_the_same_worker_s_exit_keeps_its_rank() -> None:
+    # the same lines with the agent naming the worker whose traceback it is (local_rank changed)
+    lines = [*_HUNYUAN[:3], _HUNYUAN[3].replace("local_rank: 1 (pid: 6833)", "local_rank: 0 (pid: 6832)")]
+    assert _top(lines) == ("nccl_error", 0)
+
+
+def test_a_failed_worker_with_its_own_error_keeps_it() -> None:
+    # rank 1's own OOM is in the logs (line added): it is not the NCCL error's, and it came first
+    oom = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
+           "capacity of 79.15 GiB of which 1.05 GiB is free.")
+    assert _top([oom, *_HUNYUAN]) == ("cuda_oom", 1)
