@@ -41,5 +41,3 @@ _CASES = [
 @pytest.mark.parametrize(("line", "failure"), _CASES)
 def test_wording_reads_as_its_failure(line: str, failure: str) -> None:
     assert [i.failure for i in engine_verdict([line])][:1] == [failure]
-
-
