@@ -60,7 +60,7 @@ _ALTS = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in sorted(_LOO
 # MXNet's Speedometer and fit() join the namespace with a hyphen: "Train-cross-entropy=nan",
 # "Validation-accuracy=0.51", "Train-RCNNL1Loss=nan"
 _EVAL_NS = r"(?P<evns>eval|val|valid|validation|test)[/._-]"
-_NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer)[/._-])"
+_NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer|actor|critic)[/._-])"
 # a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls``, MXNet's glued ``RPNL1Loss``
 # (any key the table does not know that names a part of the loss); tried after the known keys at
 # every position

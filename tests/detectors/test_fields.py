@@ -97,6 +97,10 @@ LINES = [
     ("a bracketed key (corpus d2-022, loguru)",
      "2023-01-25 00:21:34.569 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E6 iter[ 14/ 15] | "
      "[Loss] nan | [step]   104 |", {"loss": NAN, "step": 104}),
+    ("verl's console tracker: 'step:N - actor/<metric>:v - ...', the actor's namespace before the key "
+     "(the shape verl users' analysis scripts parse, e.g. 'actor/pg_loss:-.02 - actor/grad_norm:nan')",
+     "step:7 - timing_s/step:1200.5 - actor/lr:3e-06 - actor/pg_loss:-0.02 - actor/grad_norm:nan - "
+     "critic/score/mean:0.9", {"step": 7, "grad_norm": NAN}),
 ]
 
 
