@@ -151,9 +151,19 @@ def _spawn(m: re.Match[str], seg: Segment) -> bool:
 _MPI_SIGNAL = re.compile(r"(?:mpirun|mpiexec|orterun|prterun) noticed that process rank (?P<rank>\d+) with PID \S+ on node \S+ exited on signal (?P<sig>\d+)")
 _MPI_NAME = re.compile(r"Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]")
 _MPI_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)")
+# a process called MPI_Abort (Horovod and mpi4py do on an uncaught exception) and Open MPI kills
+# the rest: "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD" and, often on the
+# next line, "with errorcode 1." (any code, -1 and 0 included, is that rank ending the job)
+_MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (?P<rank>\d+) in communicator \S+(?:\s+with errorcode (?P<code>-?\d+))?")
 
 
 def _mpirun(m: re.Match[str], seg: Segment) -> bool:
+    am = _MPI_ABORT.search(seg.body)
+    if am:
+        code = int(am.group("code") or 1)
+        ev = _exit(seg, code if code > 0 else 1, "mpirun", trusted=True, mpi_abort=True)
+        ev.rank, ev.rank_from = int(am.group("rank")), "launcher"
+        return True
     sm = _MPI_SIGNAL.search(seg.body)
     if sm:
         ev = _exit(seg, -int(sm.group("sig")), "mpirun", trusted=True)
@@ -298,7 +308,7 @@ RULES = [
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
-    Rule("launcher.mpirun", r"(?:mpirun|mpiexec|orterun|prterun) noticed that process rank \d+|Process name:\s+\[\[\d+,\d+\],\d+\]|^\s*Exit code:\s+-?\d+",
+    Rule("launcher.mpirun", r"MPI_ABORT was invoked on rank \d+|(?:mpirun|mpiexec|orterun|prterun) noticed that process rank \d+|Process name:\s+\[\[\d+,\d+\],\d+\]|^\s*Exit code:\s+-?\d+",
          _mpirun),
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
