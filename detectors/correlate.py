@@ -745,6 +745,8 @@ class _Correlator:
         own: dict[int | None, list[Finding]] = {}
         base = [_copy(f) for f in st.findings]
         for f in base:
+            if f.data.get("rank_from") == "nccl_tree":
+                f.data["inferred"] = True  # a communicator's rank (see JobParseState.tree_procs)
             if f.rank is None and "local_rank" in f.data:
                 f.rank = self.resolve(None, f.data["local_rank"])
             if f.step is None and f.rank is not None:

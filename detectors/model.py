@@ -55,7 +55,7 @@ class Event:
     step: int | None = None  # training step (iteration) the line belongs to, if known
     failure: str | None = None  # catalog id for MATCH events
     data: dict[str, Any] = field(default_factory=dict)
-    # where ``rank`` came from: path, prefix, message, block, launcher, gpu_index (weakest)
+    # where ``rank`` came from: path, prefix, message, block, launcher, nccl_tree, gpu_index (weakest)
     rank_from: str | None = None
 
 

@@ -92,7 +92,7 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
     if rank is None and pre.host is not None and pre.pid is not None:
         r = state.job.pid_rank.get((pre.host, pre.pid))
         if r is not None:
-            rank, how = r, "prefix"
+            rank, how = r, ("nccl_tree" if (pre.host, pre.pid) in job.tree_procs else "prefix")
     if rank is None and pre.host is None and pre.pid is not None and job.pid_rank:
         # an orchestrator's worker (Ray's "(RayTrainWorker pid=N)"), through the worker table
         # the job printed (parsers/workermap.py); keyed by the worker's node when the line names it

@@ -101,7 +101,7 @@ class EventPayload(_Payload):
     step: int | None = None
     failure: str | None = None
     data: dict[str, Any] = {}
-    rank_from: str | None = Field(None, pattern=r"^(?:path|prefix|message|block|launcher|progress|gpu_index)$")
+    rank_from: str | None = Field(None, pattern=r"^(?:path|prefix|message|block|launcher|progress|nccl_tree|gpu_index)$")
 
     @field_validator("failure")
     @classmethod
@@ -158,7 +158,7 @@ def event_id(host: str, ev: Event, generation: int = 0) -> str:
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
-_RANK_SOURCES = ("path", "prefix", "message", "block", "launcher", "progress", "gpu_index")
+_RANK_SOURCES = ("path", "prefix", "message", "block", "launcher", "progress", "nccl_tree", "gpu_index")
 
 
 def encode_event(job: str, host: str, ev: Event) -> EventPayload:

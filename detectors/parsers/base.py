@@ -22,6 +22,10 @@ class JobParseState:
     # ranks read from log text far beyond it are suspect (ranks.plausible)
     trusted_ws: int = 0
     implausible: int = 0  # ranks from log text dropped as implausible (counted as a drop)
+    pods_ended: set[str] = field(default_factory=set)  # Kubeflow replica pods whose end was reported
+    # NCCL processes whose rank came only from a tree topology line: a communicator's rank, which
+    # is the global rank for the default group but not for a sub-group (reported as inferred)
+    tree_procs: set[tuple[str, int]] = field(default_factory=set)
 
 
 @dataclass(slots=True)

@@ -79,6 +79,7 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
         job.trusted_ws = nranks
     if pre.host is not None and pre.pid is not None:
         seg.file.job.pid_rank[(pre.host, pre.pid)] = rank
+        seg.file.job.tree_procs.discard((pre.host, pre.pid))  # the init line names the rank outright
     seg.rank = rank
     ev = seg.emit(
         EventKind.RANKMAP,
@@ -94,6 +95,24 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
         },
     )
     ev.rank = rank
+    return False
+
+
+# NCCL's tree topology line names the process's own rank between its children and its parent:
+# "NCCL INFO Trees [0] 2/-1/-1->1->0|0->1->2/-1/-1" is rank 1 (children 2, parent 0); printed by
+# every rank at init, so a job logging without NCCL_DEBUG_SUBSYS=INIT still maps host:pid to rank
+_TREES = re.compile(r"NCCL INFO Trees \[\d+\] -?\d+(?:/-?\d+)*->(?P<rank>\d+)->-?\d+")
+
+
+def _trees(m: re.Match[str], seg: Segment) -> bool:
+    tm = _TREES.search(seg.body)
+    pre = seg.pre
+    if tm and pre.host is not None and pre.pid is not None:
+        job = seg.file.job
+        key = (pre.host, pre.pid)
+        if key not in job.pid_rank:
+            job.pid_rank[key] = int(tm.group("rank"))
+            job.tree_procs.add(key)
     return False
 
 
@@ -134,4 +153,5 @@ RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+
 EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[ \t:\]])Exception: |Fatal Python error: ",
                       _exception)
 NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d)", _nccl_chain)
+TREES_RULE = Rule("nccl.trees", r"NCCL INFO Trees \[\d+\] -?\d", _trees)
 RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]

@@ -247,6 +247,33 @@ def _pals(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# Kubeflow's training operator reports a replica pod's container ending (its events and log):
+# "Error pod NAME container pytorch exitCode: 1 terminated message: ..." and "Pod: NS.NAME exited
+# with code 1". It names a pod (master-0, worker-3), not a rank, and a code above 128 is 128 plus
+# the signal that killed the container (137: SIGKILL, the OOM killer among others)
+_POD = re.compile(r"Error pod (?P<pod>[\w.-]+) container [\w.-]+ exitCode: (?P<code>-?\d+)|Pod: (?P<pod2>[\w.-]+) exited with code (?P<code2>-?\d+)")
+
+
+def _pod(m: re.Match[str], seg: Segment) -> bool:
+    pm = _POD.search(seg.body)
+    if not pm:
+        return False
+    code = int(pm.group("code") or pm.group("code2"))
+    pod = pm.group("pod") or pm.group("pod2")
+    if code == 0:
+        return True  # a replica that finished
+    if 128 < code < 160 and signal_name(128 - code) is not None:
+        code = 128 - code
+    # the same pod's end is reported twice (an event and a log line): one exit per pod
+    seen = seg.file.job.pods_ended
+    name = pod.split(".", 1)[-1]
+    if name in seen:
+        return True
+    seen.add(name)
+    _exit(seg, code, "kubeflow", trusted=False, pod=name)
+    return True
+
+
 # the shell's notice that its foreground job died of SIGKILL (the OOM killer, a scheduler): a line
 # of its own, or glued after the last update of a tqdm bar (``3787/62565 [04:47<1:10:53, 13.82it/s]Killed``)
 _SHELL_KILLED = re.compile(r"^\s*Killed\s*$")
@@ -314,6 +341,7 @@ RULES = [
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
     Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+|exited with code \d+)\s*$", _pals),
+    Rule("launcher.kubeflow", r"Error pod [\w.-]+ container [\w.-]+ exitCode: -?\d+|Pod: [\w.-]+ exited with code -?\d+", _pod),
     Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),
     Rule(
         "launcher.summary",
