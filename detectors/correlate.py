@@ -56,7 +56,8 @@ _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**3
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
-_COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")  # a communication library's own error
+_COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")
+CALM_AFTER_SPIKE = 1  # logged values back near the pre-spike level that make a later NaN its own event  # a communication library's own error
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
 
@@ -420,6 +421,33 @@ class _Correlator:
                                  skipped=dskip, steps=dsteps, rate=round(dskip / dsteps, 3))]
         return []
 
+    def _recovered(self, spikes: list[Finding], numeric: list[Finding]) -> bool:
+        """The loss came back down after the first spike (``CALM_AFTER_SPIKE`` logged values in a
+        row within twice the level it spiked from) before the first non-finite value: the NaN is an event of its
+        own, not the explosion's end. Judged on step numbers; without them the spike leads."""
+        spike = min(spikes, key=lambda f: (f.step if f.step is not None else math.inf, f.order))
+        nan = min(numeric, key=lambda f: (f.step if f.step is not None else math.inf, f.order))
+        if spike.step is None or nan.step is None:
+            return False
+        for rs in self.st.ranks.values():
+            if rs.spike is None or rs.spike.step != spike.step:
+                continue  # not the series that spiked
+            base = rs.spike.data.get("baseline_median")
+            if not isinstance(base, (int, float)) or base <= 0:
+                continue
+            calm = 0
+            for rec in rs.samples:
+                if rec.step is None or not spike.step < rec.step < nan.step:
+                    continue
+                v = rec.data.get("loss")
+                if isinstance(v, float) and math.isfinite(v) and v <= 2 * base:
+                    calm += 1
+                    if calm >= CALM_AFTER_SPIKE:
+                        return True
+                elif v is not None:
+                    calm = 0
+        return False
+
     # ----------------------------------------------------------------- launchers
     def exits(self, own: dict[int | None, list[Finding]]) -> list[Finding]:
         out: list[Finding] = []
@@ -759,7 +787,7 @@ class _Correlator:
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()
-        if numeric and spikes and _precedes(spikes, numeric):
+        if numeric and spikes and _precedes(spikes, numeric) and not self._recovered(spikes, numeric):
             # a finite explosion came first: the NaN is its consequence, not the cause
             for f in spikes:
                 f.severity = "critical"

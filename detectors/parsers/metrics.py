@@ -33,7 +33,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 # the scan trigger for _fields: a metric key, a separator and something number-like (no
 # flags or look-around: it must compile on every scan engine)
 _TRIGGER = (
-    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
+    r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|[Ll]oss [Tt]otal|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
     # the loss under its own name: a cross-entropy, or its exponential, the perplexity
     r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
