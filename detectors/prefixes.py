@@ -39,6 +39,9 @@ class Prefixed:
 
 
 _VIEWER = re.compile(r"\[\d+\] (?=\S)")
+# a markdown blockquote around a pasted log ("> RuntimeError: ...", nested "> > "), as issue
+# threads and e-mail replies quote it: the quote marks are not the log's
+_QUOTE = re.compile(r"(?:>[ \t]?){1,4}(?=.)(?!>)")
 _CLOUD_TS = re.compile(r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{3,9}Z) ")
 _TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)?(?P<n>\d+)\]:")
 # (not Darknet's iteration line, " 182: 933.34, 780.74 avg loss, ...": its number is the iteration)
@@ -166,6 +169,9 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
     s = line.rstrip()
     pos = 0
     # outer layers: viewer line numbers, cloud timestamps, torchrun tee, srun label, Ray
+    m = _QUOTE.match(s) if s[:1] == ">" else None
+    if m:
+        pos = m.end()
     for _ in range(6):
         m = _VIEWER.match(s, pos) or _CLOUD_TS.match(s, pos)
         if m:

@@ -45,6 +45,10 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
             data["signal"] = "SIGABRT"
         elif short in _COLLECTIVE_TYPES:
             failure = "collective_timeout" if "timeout" in data["message"].lower() else "nccl_error"
+        elif short == "RuntimeError" and data["message"] == "Socket Timeout":
+            # torch < 2.0 raised c10d's store and gloo socket timeouts as bare RuntimeErrors (later
+            # DistStoreError): a process that waited on its peers, like a collective timeout
+            failure = "collective_timeout"
         else:
             failure = "rank_exception"
         seg.emit(EventKind.MATCH, failure=failure, data=data)
