@@ -468,6 +468,8 @@ class _Correlator:
         # system or remote error), so neither rank is known to have started it
         comm_ranked = [f for r, fs in own.items() if r is not None for f in fs
                        if f.role is Role.CAUSE and f.failure in _COMM_FAILURES]
+        timed_out = any(f.failure == "collective_timeout" and not f.data.get("observed")
+                        for fs in own.values() for f in fs)
         waiting: list[Event] = []  # exits whose own error was a consequence (see below)
         lone_abort = self._lone_abort()
         agent_exits = any(str(e.data.get("reporter", "")).startswith("torchrun") for e in self.st.exits)
@@ -517,6 +519,12 @@ class _Correlator:
             if by_code is not None:
                 out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
             elif code > 0 and (job_cause or comm_cause):
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+            elif (code > 0 and timed_out and not own.get(rank if rank is not None else -1) and not other
+                  and str(d.get("reporter", "")).startswith("torchrun")):
+                # a watchdog timed a collective out while torchrun still ran every worker: had this
+                # one crashed first, torchrun would have torn the others down within seconds, long
+                # before any timeout. Its exit is the timeout's consequence (the exception it raises)
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif code > 0 and rank is not None and comm_ranked and not own.get(rank) and not other:
                 for f in comm_ranked:
@@ -628,7 +636,10 @@ class _Correlator:
         ws = self.world_size()
         # a rank that printed a traceback is dying of its own error, not hanging silently; one
         # whose NCCL communicator was aborted had seen an error too
-        candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks)
+        # nor is one the launcher saw exit with an error code: it raised (a hung rank is killed)
+        raised = {r for e in self.st.exits if e.data["exitcode"] > 0
+                  and (r := self.resolve(e.rank, e.data.get("local_rank"))) is not None}
+        candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks - raised)
         if ws and len(reporters) == 1 and 2 * len(known | reporters) < ws:
             # one timeout in an excerpt that shows fewer than half the world (one rank's NCCL setup
             # lines beside one report of 16 ranks): a rank it happens to show is no more silent than

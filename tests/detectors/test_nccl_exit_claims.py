@@ -65,3 +65,27 @@ def test_a_failed_worker_with_its_own_error_keeps_it() -> None:
     oom = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total "
            "capacity of 79.15 GiB of which 1.05 GiB is free.")
     assert _top([oom, *_HUNYUAN]) == ("cuda_oom", 1)
+
+
+# torch 1.x: the watchdog's timeout raised on rank 2, then torchrun names local_rank 0 as the
+# first failed worker (https://github.com/llijiang/GuidedContrast/issues/2)
+_GUIDED = [
+    "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for failure was: [Rank 2] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=47363, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1805489 "
+    "milliseconds before timing out.",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 37400) of binary: "
+    "/data/home/scv3159/.conda/envs/py38/bin/python",
+]
+
+
+def test_an_exit_after_a_watchdog_timeout_is_its_consequence() -> None:
+    # torchrun would have torn every worker down within seconds of a crash, long before a 30-minute
+    # timeout: the exit it reports came after the timeout, and the exiting rank is not the hung one
+    inc = build_report(fed_state(_GUIDED, "console.log"))["incidents"]
+    assert [(i["failure"], i["initiator"]["rank"]) for i in inc][:1] == [("collective_timeout", None)]
+
+
+def test_an_exit_with_its_own_error_is_still_the_cause() -> None:
+    # rank 0's own traceback ends in an error of its own (line added): it crashed, the others waited
+    lines = ["[rank0]: ValueError: Expected input batch_size (16) to match target batch_size (12).", *_GUIDED]
+    assert _top(lines) == ("rank_exception", 0)
