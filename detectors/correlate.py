@@ -795,6 +795,7 @@ class _Correlator:
             if f.data.get("speaker") is not None and f.role is Role.CAUSE:
                 own.setdefault(f.data["speaker"], []).append(f)  # the line explains its speaker's exit too
         self.infer_from_gpu_index(base)
+        _after_oom(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()
@@ -1182,6 +1183,24 @@ def _calibrating(rs: RankState, precision: object) -> bool:
     if all(r.step is not None for r in bad):
         return all(r.step is not None and r.step <= 200 for r in bad)
     return samples.index(bad[0]) < 3 and all(r.step is None for r in bad)
+
+
+def _after_oom(base: list[Finding]) -> None:
+    """An illegal memory access a process reports after its own allocation failed (same file,
+    same rank or no rank, later line) touched the buffer that was never allocated or mapped
+    (NVSHMEM's barrier on a heap whose cuMemCreate failed, a kernel handed a null workspace):
+    the OOM is the failure, the access its consequence."""
+    ooms = [f for f in base if f.failure == "cuda_oom" and f.role is Role.CAUSE and f.evidence]
+    if not ooms:
+        return
+    for f in base:
+        if f.failure != "cuda_illegal_memory_access" or f.role is not Role.CAUSE or not f.evidence:
+            continue
+        src = f.evidence[0]
+        if any(o.evidence[0].path == src.path and o.evidence[0].line < src.line
+               and (o.rank is None or f.rank is None or o.rank == f.rank) for o in ooms):
+            f.role = Role.COLLATERAL
+            f.data["explained_by"] = "cuda_oom"
 
 
 def _precedes(first: list[Finding], then: list[Finding]) -> bool:
