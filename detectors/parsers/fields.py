@@ -40,7 +40,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
     "best_loss": ("best_loss", "best loss", "min_loss", "min loss", "lowest loss", "lowest_loss"),
-    "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss"),
+    # (Kaldi-lineage speech toolkits call the held-out set "cv": WeNet's "cv_loss", CAT's "mean_cv_loss")
+    "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss",
+                  "cv_loss", "cv loss", "mean_cv_loss"),
     # a perplexity is exp(cross-entropy): read as the loss it stands for (ln ppl, see _records)
     "ppl": ("ppl", "perplexity", "train_ppl", "train_perplexity"),
     "eval_ppl": ("validation perplexity", "validation ppl", "valid perplexity", "valid ppl", "val ppl",

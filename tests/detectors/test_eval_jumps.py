@@ -145,3 +145,11 @@ def test_megatron_validation_summary_is_an_eval() -> None:
     data = _samples([" validation loss at iteration 1000 | LM loss: 4.503653E+00 | LM PPL: 9.034661E+01"])
     assert data and all("loss" not in d and "ppl" not in d for d in data)
     assert {d["eval_loss"] for d in data} == {4.503653}
+
+
+def test_a_cv_loss_leaping_above_its_best_is_a_spike() -> None:
+    # CAT's per-epoch cross-validation loss, the only series a grep of its log kept
+    # (https://github.com/thu-spmi/CAT/issues/22): 687 → 1222 → 1671, never back
+    lines = ['libri $ cat log_train_1.log |grep "mean"', "mean_cv_loss: 687.0884070194129",
+             "mean_cv_loss: 1222.706387606534", "mean_cv_loss: 1671.5333037405303", "mean_cv_loss: 1874.3074100378788"]
+    assert _failures(lines)[:1] == ["loss_spike"]

@@ -97,6 +97,11 @@ LINES = [
     ("a bracketed key (corpus d2-022, loguru)",
      "2023-01-25 00:21:34.569 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E6 iter[ 14/ 15] | "
      "[Loss] nan | [step]   104 |", {"loss": NAN, "step": 104}),
+    ("WeNet's epoch summary (wenet/bin/train.py: logging.info('Epoch {} CV info cv_loss {}')): the held-out "
+     "'cv' set's loss is an evaluation loss", "2021-03-02 10:11:12,345 INFO Epoch 3 CV info cv_loss 12.3456",
+     {"eval_loss": 12.3456, "epoch": 3}),
+    ("CAT's per-epoch 'mean_cv_loss' (thu-spmi/CAT#22, a grep of its training log)", "mean_cv_loss: 687.0884070194129",
+     {"eval_loss": 687.0884070194129}),
     ("verl's console tracker: 'step:N - actor/<metric>:v - ...', the actor's namespace before the key "
      "(the shape verl users' analysis scripts parse, e.g. 'actor/pg_loss:-.02 - actor/grad_norm:nan')",
      "step:7 - timing_s/step:1200.5 - actor/lr:3e-06 - actor/pg_loss:-0.02 - actor/grad_norm:nan - "
