@@ -67,7 +67,8 @@ class _FpRule:
 
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
-                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, *stall_list.RULES,
+                        exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, exceptions.CPP_CONT_RULE,
+                        *stall_list.RULES,
                         *workermap.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 

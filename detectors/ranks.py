@@ -71,6 +71,8 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
     return None, None
 
 
+CPP_CONT_LINES = 6  # untagged lines right below such a line that continue its message (CANN dumps ~5)
+
 def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | None, int | None, str | None]:
     """(global rank, local rank, provenance) for one prefix-stripped segment (``line``: its line
     number, for the sections a header opens)."""
@@ -124,4 +126,14 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
     if rank is None and local is None:
         local = state.local_rank
         how = "path" if local is not None else None
+    cont = getattr(state, "cpp_cont", None)  # (a FileState pickled by an older version lacks it)
+    if how == "prefix" and rank is not None and pre.level is not None and pre.body.endswith(":"):
+        # a logger's record whose message ends in a colon goes on below: c10's C++ logger prints
+        # the rank tag and its "[W file.cpp:N]" header once, then the message's own lines
+        state.cpp_cont = (rank, line)
+    elif (cont is not None and rank is None and local is None and pre.host is None and pre.pid is None
+          and pre.time is None and 0 < line - cont[1] <= CPP_CONT_LINES):
+        rank, how = cont[0], "block"
+    elif cont is not None and (rank is not None or not 0 < line - cont[1] <= CPP_CONT_LINES):
+        state.cpp_cont = None
     return rank, local, how

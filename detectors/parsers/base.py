@@ -68,6 +68,9 @@ class FileState:
     # an orchestrator's per-rank failure section being read: (speaker pid, the ranks it names, header line)
     snippet: tuple[int | None, tuple[int, ...], int] | None = None
     stall_list: int | None = None  # line of a stall inspector's list header or its last entry
+    # a rank-tagged C++ log line (``[rank0]:[W NPUStream.cpp:365] ...``) whose message goes on over
+    # the next lines, which carry no tag of their own: (its rank, its line)
+    cpp_cont: tuple[int, int] | None = None
     shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
 
 

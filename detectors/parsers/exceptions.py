@@ -158,4 +158,9 @@ EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure|Failed)(
                       _exception)
 NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d)", _nccl_chain)
 TREES_RULE = Rule("nccl.trees", r"NCCL INFO Trees \[\d+\] -?\d", _trees)
+# a rank-tagged C++ log record whose message goes on over the next, untagged lines
+# ("[rank0]:[W NPUStream.cpp:365] Warning: NPU warning, error code is 507018[Error]: "): read so that
+# the rank chain sees it (detectors.ranks, cpp_cont); it emits nothing itself
+CPP_CONT_RULE = Rule("rank.cpp_continued", r"\[rank\d+\]:\[[WEIF][^\]\n]{0,60}\.(?:cpp|cc|h|hpp):\d+\][^\n]*:[ \t]*$",
+                     lambda m, seg: False)
 RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]
