@@ -154,7 +154,7 @@ BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _bl
 RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", _rankmap)
 # the fallback: run only when no specialised rule or fingerprint explained the line
 # (a bare ``raise Exception("...")`` prints ``Exception: ...`` at the start of its line)
-EXCEPTION_RULE = Rule("exception", r"[a-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[ \t:\]])Exception: |Fatal Python error: ",
+EXCEPTION_RULE = Rule("exception", r"[A-Za-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[ \t:\]])Exception: |Fatal Python error: ",
                       _exception)
 NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d)", _nccl_chain)
 TREES_RULE = Rule("nccl.trees", r"NCCL INFO Trees \[\d+\] -?\d", _trees)

@@ -20,8 +20,13 @@ _CASES = [
      "no error", "nccl_error"),
     # the same words after a peer died 30 minutes earlier: the peer went away, not this failure
     ("[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with Connection reset by peer", "peer_connection_lost"),
-    # the shell's SIGBUS report
+    # the shell's SIGBUS, SIGFPE and SIGILL reports
     ("Bus error (core dumped)", "rank_segfault"),
+    ("Floating point exception (core dumped)", "rank_segfault"),
+    ("Illegal instruction (core dumped)", "rank_segfault"),
+    # exception classes whose name ends in a capital before "Error" are exceptions too
+    ("OSError: [Errno 28] No space left on device", "rank_exception"),
+    ("EOFError: Ran out of input", "rank_exception"),
     # the OOM exception with its message cut
     ("torch.cuda.OutOfMemoryError: CUDA out of memory.", "cuda_oom"),
     # Intel Gaudi's device memory (HabanaAI/vllm-fork README)
