@@ -9,6 +9,14 @@ import pytest
 from tests.helpers import engine_verdict
 
 _CASES = [
+    # ROCm's GPU page fault, with the agent handle (ROCm/pytorch#797) and without it: older runtimes
+    # (ROCm 1.7, an OpenCL kernel on an RX 470, https://github.com/ROCm/ROCm/issues/383), an unset address
+    ("Memory access fault by GPU node-2 (Agent handle: 0x56468ab3bb50) on address 0x7fe55fb03000. "
+     "Reason: Page not present or supervisor privilege.", "cuda_illegal_memory_access"),
+    ("Memory access fault by GPU node-1 on address 0x901b09000. Reason: Page not present or supervisor privilege.",
+     "cuda_illegal_memory_access"),
+    ("Memory access fault by GPU node-1 on address (nil). Reason: Page not present or supervisor privilege.",
+     "cuda_illegal_memory_access"),
     # ROCm's HSA runtime aborting a queue (a user's RDNA1 notes; a custom all-reduce on ROCm 6.3.3)
     (":0:rocdevice.cpp            :2875: 1219582337 us: [pid:31497 tid:0x7f5b8effd640] Callback: Queue "
      "0x7f5a84200000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to "
@@ -46,3 +54,7 @@ _CASES = [
 @pytest.mark.parametrize(("line", "failure"), _CASES)
 def test_wording_reads_as_its_failure(line: str, failure: str) -> None:
     assert [i.failure for i in engine_verdict([line])][:1] == [failure]
+
+
+def test_prose_about_a_fault_is_not_one() -> None:
+    assert engine_verdict(["the run hit a Memory access fault by GPU node-1 earlier, see above"]) == []
