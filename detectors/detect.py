@@ -456,6 +456,8 @@ class JobState:
             data=data,
         )
         self.findings.append(finding)
+        if ev.data.get("job_scope") and role is Role.CAUSE:
+            self._job_detail(finding)
         bare = self._bare_exc.pop(ev.source.path, None)
         if (bare is not None and failure != "rank_exception" and bare[2] == speaker
                 and 0 < ev.source.line - bare[0] <= BLOCK_LINES and bare[1] < len(self.findings)):
@@ -641,6 +643,22 @@ class JobState:
         if ev_loss is not None:
             self._eval_jump(st, rec, ev_loss)
         st.samples.append(rec)
+
+    def _job_detail(self, detail: Finding) -> None:
+        """A job-wide detail line (NCCL's "Last error: Duplicate GPU detected : rank 0 and rank 1 ...")
+        at most ``BLOCK_LINES`` + 1 lines below the same failure's report by one rank (its tagged
+        ``DistBackendError: ... invalid usage``): the detail says what the error was, and it is the
+        job's configuration, not that rank's own failure."""
+        src = detail.evidence[0]
+        for prev in itertools.islice(reversed(self.findings), 1, 6):
+            p = prev.evidence[0] if prev.evidence else None
+            if (p is not None and p.path == src.path and 0 < src.line - p.line <= BLOCK_LINES + 1
+                    and prev.failure == detail.failure and prev.role is Role.CAUSE and prev.rank is not None):
+                prev.data["reported_by"] = prev.rank
+                prev.data.pop("rank_from", None)
+                prev.data.pop("local_rank", None)
+                prev.data["job_scope"] = True
+                prev.rank = None
 
     @staticmethod
     def _eval_jump(st: RankState, rec: SampleRec, v: Any) -> None:

@@ -26,3 +26,22 @@ from tests.helpers import engine_verdict
 def test_an_nccl_argument_check_failure_is_an_nccl_error(lines: list[str]) -> None:
     found = engine_verdict(lines)
     assert found and found[0].failure == "nccl_error"
+
+
+# a rank's tagged DistBackendError whose 'Last error:' detail is a job-wide configuration error
+# (https://github.com/pytorch/torchtitan/issues/1224: two ranks on one GPU, reported by rank 2)
+_TITAN = [
+    "[rank2]:     work = group._allgather_base(output_tensor, input_tensor, opts)",
+    "[rank2]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, "
+    "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.26.5",
+    "[rank2]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
+    "[rank2]: Last error:",
+    "[rank2]: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 6000",
+]
+
+
+def test_a_job_wide_detail_makes_the_reported_error_the_job_s() -> None:
+    inc = engine_verdict(_TITAN)[0]
+    assert (inc.failure, inc.rank) == ("nccl_error", None)
+    # without the detail line, the rank that raised it is named
+    assert [(i.failure, i.rank) for i in engine_verdict(_TITAN[:3])][:1] == [("nccl_error", 2)]
