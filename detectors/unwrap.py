@@ -91,14 +91,13 @@ def rejoin_cut(data: bytes, fingerprints: Callable[[Sequence[bytes]], list[froze
     """``data`` with each line that a paste cut mid-message rejoined to the next one.
 
     A candidate pair is a long line followed by one that starts with a lower-case letter (the
-    rest of a word or phrase); ``fingerprints(lines)`` gives, for each line, the ids of the
+    rest of a word or phrase), or with one space and a lower-case letter (a word wrap); ``fingerprints(lines)`` gives, for each line, the ids of the
     catalog fingerprints it matches. The pair is joined (as it was: no space added) only when the
     joined line matches a fingerprint that neither line matches alone. Line numbers stay exact:
     the joined line keeps the first line's number and an empty line takes the continuation's.
     """
     lines = data.split(b"\n")
-    pairs = [i for i in range(len(lines) - 1)
-             if len(lines[i]) >= MIN_CUT_LINE and lines[i + 1][:1].islower() and lines[i + 1][:1].isalpha()]
+    pairs = [i for i in range(len(lines) - 1) if len(lines[i]) >= MIN_CUT_LINE and _continues(lines[i + 1])]
     if not pairs:
         return data
     pairs = pairs[:MAX_CUT_PAIRS]
@@ -117,6 +116,14 @@ def rejoin_cut(data: bytes, fingerprints: Callable[[Sequence[bytes]], list[froze
         out[i + 1] = b""
         joined_into.add(i + 1)  # the continuation is gone: it starts no pair of its own
     return b"\n".join(out) if joined_into else data
+
+
+def _continues(line: bytes) -> bool:
+    """``line`` starts like the rest of a cut one: a lower-case word, or one space and then one
+    (a paste word-wrapped at the space before it; never an indented line such as a traceback's)."""
+    if line[:1] == b" ":
+        line = line[1:]
+    return line[:1].islower() and line[:1].isalpha()
 
 
 _MARK = b"**"

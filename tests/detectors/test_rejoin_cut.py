@@ -29,6 +29,14 @@ _XLA = (
     "of memory while trying to allocate 5520758552 bytes.\n"
 )
 
+# nshepperd/gpt-2#69: TensorFlow's BFC allocator line word-wrapped by the paste, the space kept
+# at the start of the continuation
+_BFC = (
+    "2021-01-31 21:52:28.744480: W tensorflow/core/common_runtime/bfc_allocator.cc:419] Allocator (GPU_0_bfc) "
+    "ran out of memory\n"
+    " trying to allocate 4.00MiB (rounded to 4194304).  Current allocation summary follows.\n"
+)
+
 
 def fingerprints(lines: Sequence[bytes]) -> list[frozenset[int]]:
     return default_parser().fingerprint_ids(lines)
@@ -37,6 +45,7 @@ def fingerprints(lines: Sequence[bytes]) -> list[frozenset[int]]:
 @pytest.mark.parametrize(("text", "joined"), [
     (_MXNET, "pooled_storage_manager.h:107: cudaMalloc failed: out of memory"),
     (_XLA, "Resource exhausted: Out of memory while trying to allocate 5520758552 bytes."),
+    (_BFC, "ran out of memory trying to allocate 4.00MiB (rounded to 4194304)"),
 ])
 def test_a_message_cut_by_the_paste_is_rejoined_and_keeps_line_numbers(text: str, joined: str) -> None:
     data = text.encode()
@@ -49,7 +58,7 @@ def test_a_message_cut_by_the_paste_is_rejoined_and_keeps_line_numbers(text: str
     assert [ln for k, ln in enumerate(after) if k not in (i, i + 1)] == [ln for k, ln in enumerate(before) if k not in (i, i + 1)]
 
 
-@pytest.mark.parametrize("text", [_MXNET, _XLA])
+@pytest.mark.parametrize("text", [_MXNET, _XLA, _BFC])
 def test_the_rejoined_oom_is_diagnosed(text: str) -> None:
     top = diagnose_stream(io.BytesIO(text.encode())).report["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("cuda_oom", None)
@@ -72,3 +81,9 @@ def test_only_the_phrase_a_fingerprint_needs_counts() -> None:
     # joined by a fake matcher that sees a fingerprint in one half already: not joined
     data = b"x" * 50 + b" cudaMalloc failed: out of memory\nand more text\n"
     assert rejoin_cut(data, lambda lines: [frozenset({1}) if b"cudaMalloc" in ln else frozenset() for ln in lines]) == data
+
+
+def test_an_indented_line_is_no_continuation() -> None:
+    # a traceback frame (two or more spaces) below a long line is never joined to it
+    data = b"x" * 50 + b" Allocator (GPU_0_bfc) ran out of memory\n  trying to allocate 4.00MiB (rounded to 4194304).\n"
+    assert rejoin_cut(data, fingerprints) == data
