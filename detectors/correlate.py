@@ -57,6 +57,7 @@ _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
 _COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")
+LONE_BACKOFF_FLOOR = 1024  # one halving to at least this scale, and no other, is the scaler's cycle
 CALM_AFTER_SPIKE = 1  # logged values back near the pre-spike level that make a later NaN its own event  # a communication library's own error
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
@@ -388,6 +389,12 @@ class _Correlator:
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
                                     lowest_scale=lowest, trend=trend))
+            return out
+        if len(real) == 1 and getattr(real[0], "logged", False) and lowest is not None and lowest >= LONE_BACKOFF_FLOOR:
+            # one back-off seen only in a metric line's scale column, to a scale still high, and
+            # no other: the dynamic scaler probing (it doubles after a clean window and halves on
+            # the first overflow after it, a cycle every few thousand steps). A framework's own
+            # overflow message mid-run is reported (users act on those)
             return out
         out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))

@@ -594,7 +594,7 @@ class JobState:
         if scale_ok:
             if st.scale_last is not None and scale < st.scale_last and _halvings(st.scale_last, scale):
                 st.skipped_total += 1
-                self.scale_moves.append(ScaleMove(step, order, ev.time, ev.source, st.scale_last, scale))
+                self.scale_moves.append(ScaleMove(step, order, ev.time, ev.source, st.scale_last, scale, logged=True))
             st.scale_last = scale
         if "skipped_iters" in d:
             self._interval_skips(st, rec, prev_step, scale if scale_ok else None)

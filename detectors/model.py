@@ -99,6 +99,7 @@ class ScaleMove:
     to_scale: float | None
     hysteresis: bool = False
     initial: float | None = None  # the scaler's fixed starting scale, where the catalog knows it
+    logged: bool = False  # read off a metric line's scale column, no overflow message of its own
 
 
 @dataclass

@@ -161,3 +161,33 @@ def test_rank_absent_from_the_timeouts_of_a_three_device_lightning_job_hangs() -
              "'trainer.accelerator=gpu', 'trainer.devices=3']"]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_hang", 0)
+
+
+# insightface's arcface_torch: the fp16 grad scale as a metric column, halved once from 131072 (the
+# scaler had grown past its 65536 start) deep into training (deepinsight/insightface#2043)
+_ARCFACE = ("Training: 2023-07-11 07:{m:02d}:{s:02d},490-Speed 1110.54 samples/sec   Loss 10.{l}   LearningRate 0.000750   "
+            "Epoch: 8   Global Step: {step}   Fp16 Grad Scale: {scale}   Required: 332 hours")
+
+
+def _arcface(scales: list[int]) -> list[str]:
+    return [_ARCFACE.format(m=26 + i // 3, s=(i * 18) % 60, l=5839 - 20 * i, step=182890 + 10 * i, scale=sc)
+            for i, sc in enumerate(scales)]
+
+
+def test_one_halving_in_a_scale_column_is_the_scaler_s_cycle() -> None:
+    assert engine_verdict(_arcface([131072, 65536, 65536, 65536, 65536, 65536, 65536])) == []
+
+
+def test_halvings_again_and_again_in_a_scale_column_are_reported() -> None:
+    # the same column falling three times (values changed): overflows keep coming
+    inc = engine_verdict(_arcface([131072, 65536, 32768, 32768, 16384, 16384, 8192]))
+    assert [i.failure for i in inc if i.severity in ("warning", "critical")][:1] != []
+
+
+def test_a_framework_s_own_overflow_message_mid_run_is_reported() -> None:
+    # fairseq's NOTE line deep into fine-tuning (corpus num-030, facebookresearch/fairseq): one message
+    lines = ["2020-08-01 12:39:16 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 1024.0",
+             "2020-08-01 12:39:39 | INFO | train_inner | epoch 001:   3615 / 6547 loss=0.439, nll_loss=0.001, "
+             "accuracy=87.9, wps=82565, ups=2.66, wpb=31075.5, bsz=64, num_updates=3600, lr=9e-06, gnorm=3.952, "
+             "loss_scale=1399"]
+    assert [i.failure for i in engine_verdict(lines)][:1] == ["fp16_overflow_skips"]
