@@ -102,6 +102,12 @@ LINES = [
      {"eval_loss": 12.3456, "epoch": 3}),
     ("CAT's per-epoch 'mean_cv_loss' (thu-spmi/CAT#22, a grep of its training log)", "mean_cv_loss: 687.0884070194129",
      {"eval_loss": 687.0884070194129}),
+    ("TensorFlowTTS's one-loss-per-line summary: 'loss' inside an underscore-joined name is a component, "
+     "and a NaN component is a NaN loss (TensorSpeech/TensorFlowTTS#258)",
+     "2020-09-10 11:52:14,449 (base_trainer:831) INFO: (Step: 95400) train_mel_loss_before = nan.",
+     {"step": 95400, "loss": NAN}),
+    ("ESTRNN's weighted loss term '1*L1_Charbonnier_loss_color' (zzh-tech/ESTRNN#43)",
+     "[train] 1*L1_Charbonnier_loss_color : inf (best 0.0443), PSNR : inf (best inf)", {"loss": math.inf}),
     ("verl's console tracker: 'step:N - actor/<metric>:v - ...', the actor's namespace before the key "
      "(the shape verl users' analysis scripts parse, e.g. 'actor/pg_loss:-.02 - actor/grad_norm:nan')",
      "step:7 - timing_s/step:1200.5 - actor/lr:3e-06 - actor/pg_loss:-0.02 - actor/grad_norm:nan - "
