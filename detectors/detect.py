@@ -14,7 +14,7 @@ import math
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from math import isfinite
+from math import isfinite, isnan
 from typing import Any
 
 from detectors.catalog import Catalog, load_catalog
@@ -641,6 +641,10 @@ class JobState:
         self._baselines(st, rec)
         ev_loss = get("eval_loss")
         if ev_loss is not None:
+            if isinstance(ev_loss, float) and isnan(ev_loss) and st.first_bad_global is None and st.first_bad_loss is None:
+                # the model gives NaN on held-out data: its weights (or its fp16 forward) went
+                # non-finite, whatever the training loss line shows (HF's NaN filter hides it)
+                st.first_bad_global = rec
             self._eval_jump(st, rec, ev_loss)
         st.samples.append(rec)
 
