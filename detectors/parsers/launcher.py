@@ -34,6 +34,14 @@ def _exit(seg: Segment, code: int, reporter: str, *, trusted: bool, local_rank: 
     return seg.emit(EventKind.EXIT, data=data)
 
 
+def _relayed(code: int) -> int:
+    """An exit code a shell or container runtime relayed: 128 + N is the child killed by signal N
+    (139: SIGSEGV, 137: SIGKILL), returned as -N like a launcher's own report; others as they are."""
+    if 128 < code < 160 and signal_name(128 - code) is not None:
+        return 128 - code
+    return code
+
+
 _FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+)(?: \(pid: +(?P<pid>\d+)\))?")
 
 
@@ -236,12 +244,7 @@ def _pals(m: re.Match[str], seg: Segment) -> bool:
     pm = _PALS.match(seg.body)
     if not pm:
         return False
-    if pm.group("sig"):
-        code = -int(pm.group("sig"))
-    else:
-        code = int(pm.group("code"))
-        if 128 < code < 160 and signal_name(128 - code) is not None:
-            code = 128 - code  # 139: the shell's report of a child killed by SIGSEGV
+    code = -int(pm.group("sig")) if pm.group("sig") else _relayed(int(pm.group("code")))
     ev = _exit(seg, code, "pals", trusted=True, host=pm.group("host"))
     ev.rank, ev.rank_from = int(pm.group("rank")), "launcher"
     return True
@@ -258,19 +261,13 @@ def _pod(m: re.Match[str], seg: Segment) -> bool:
     pm = _POD.search(seg.body)
     if not pm:
         return False
-    code = int(pm.group("code") or pm.group("code2"))
-    pod = pm.group("pod") or pm.group("pod2")
-    if code == 0:
-        return True  # a replica that finished
-    if 128 < code < 160 and signal_name(128 - code) is not None:
-        code = 128 - code
-    # the same pod's end is reported twice (an event and a log line): one exit per pod
-    seen = seg.file.job.pods_ended
-    name = pod.split(".", 1)[-1]
-    if name in seen:
-        return True
-    seen.add(name)
-    _exit(seg, code, "kubeflow", trusted=False, pod=name)
+    code = _relayed(int(pm.group("code") or pm.group("code2")))
+    name = (pm.group("pod") or pm.group("pod2")).split(".", 1)[-1]
+    # a replica that finished is no failure; the same pod's end is reported twice (an event and
+    # a log line): one exit per pod
+    if code != 0 and name not in seg.file.job.pods_ended:
+        seg.file.job.pods_ended.add(name)
+        _exit(seg, code, "kubeflow", trusted=False, pod=name)
     return True
 
 
