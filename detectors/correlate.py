@@ -138,8 +138,11 @@ class _Correlator:
         if not (loss_bad or grad_bad or global_bad):
             return out
 
-        def clock(rec: SampleRec) -> tuple[float, int]:
-            return (rec.step if rec.step is not None else math.inf, rec.order)
+        def clock(rec: SampleRec) -> tuple[float, float, float, int]:
+            # no step: a per-epoch counter ("Epoch(train) [1][ 9/20]") still orders one epoch's lines
+            # across ranks, whose blocks a file interleaves in any order
+            ep, it = _epoch_iter(rec)
+            return (rec.step if rec.step is not None else math.inf, ep, it, rec.order)
 
         def rank_of(key: RankKey) -> int | None:
             if key is None:
@@ -152,6 +155,8 @@ class _Correlator:
             first_step = loss_bad[0][1].step
             if first_step is not None:
                 same = [kr for kr in loss_bad if kr[1].step == first_step]
+            elif not math.isinf((first_pos := _epoch_iter(loss_bad[0][1]))[0]):
+                same = [kr for kr in loss_bad if kr[1].step is None and _epoch_iter(kr[1]) == first_pos]
             else:
                 # no step on the lines: ranks whose non-finite loss came within SAME_STEP_S of the
                 # first one's (by the lines' clocks) went bad in the same step, as far as the log shows
@@ -220,6 +225,10 @@ class _Correlator:
                 zero_only = self.zero_only()
             rank = key[1] if key and key[0] == "g" and not zero_only else None
             if rs.spike:
+                if key and key[0] == "l" and not zero_only:
+                    # a local rank ("[default1]:" from torchrun's --tee) is the global one on one node
+                    # (a grad norm, below, is all-reduced under DDP: only a global tag names its rank)
+                    rank = self.resolve(None, key[1])
                 r = rs.spike
                 # a value reduced over ranks before it was logged (HF Trainer's dict, Megatron's line)
                 # names no rank, whichever rank's file it is in
@@ -1039,6 +1048,14 @@ class _Correlator:
 
 
 _SPAWN_TRACEBACK_LINES = 200  # how far below torch.multiprocessing.spawn's notice its traceback may end
+
+
+def _epoch_iter(rec: SampleRec) -> tuple[float, float]:
+    """(epoch, iteration within it) of a line that has no step, ``inf`` where either is missing."""
+    ep, it = rec.data.get("epoch"), rec.data.get("epoch_iter")
+    if isinstance(ep, float) and isinstance(it, float) and math.isfinite(ep) and math.isfinite(it):
+        return (ep, it)
+    return (math.inf, math.inf)
 
 
 def _finite_loss_at(rs: RankState, bad: SampleRec) -> bool:
