@@ -71,6 +71,9 @@ class FileState:
     # a rank-tagged C++ log line (``[rank0]:[W NPUStream.cpp:365] ...``) whose message goes on over
     # the next lines, which carry no tag of their own: (its rank, its line)
     cpp_cont: tuple[int, int] | None = None
+    # line of Python's "Exception ignored in: ..." header (sys.unraisablehook): the traceback below
+    # it ends in an exception the interpreter printed and went on from
+    unraisable: int | None = None
     shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
 
 

@@ -15,7 +15,7 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES"]
+__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES", "UNRAISABLE_RULE"]
 
 _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception))(?::\s*(?P<msg>.*)|\s*$)"
@@ -29,12 +29,23 @@ _PADDLE_ABORT = "`Process abort signal` is detected by the operating system"
 _IGNORED = {"KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "BrokenPipeError"}
 
 
+# how far below "Exception ignored in: ..." the exception line that ends its traceback may be
+UNRAISABLE_LINES = 80
+
+
 def _exception(m: re.Match[str], seg: Segment) -> bool:
     em = _EXC.match(seg.body)
     if em:
         short = em.group("short")
         if short in _IGNORED:
             return False
+        head = getattr(seg.file, "unraisable", None)  # a FileState pickled by an older version lacks it
+        if head is not None:
+            seg.file.unraisable = None
+            if 0 < seg.source.line - head <= UNRAISABLE_LINES:
+                # the end of a traceback Python printed from a finaliser, __del__ or atexit callback
+                # and then went on: the process did not die of it
+                return True
         data = {"exc_type": em.group("type"), "message": (em.group("msg") or "").strip()[:500]}
         if short in _TEARDOWN_TYPES:
             failure = "launcher_teardown"
@@ -163,4 +174,15 @@ TREES_RULE = Rule("nccl.trees", r"NCCL INFO Trees \[\d+\] -?\d", _trees)
 # the rank chain sees it (detectors.ranks, cpp_cont); it emits nothing itself
 CPP_CONT_RULE = Rule("rank.cpp_continued", r"\[rank\d+\]:\[[WEIF][^\]\n]{0,60}\.(?:cpp|cc|h|hpp):\d+\][^\n]*:[ \t]*$",
                      lambda m, seg: False)
+
+
+def _unraisable(m: re.Match[str], seg: Segment) -> bool:
+    seg.file.unraisable = seg.source.line
+    return False
+
+
+# "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x...>", "Exception ignored
+# in atexit callback: ...", "Exception ignored while finalizing ...": printed by sys.unraisablehook
+# (CPython Python/errors.c) for an exception nobody could catch; the interpreter goes on
+UNRAISABLE_RULE = Rule("exception.ignored", r"Exception ignored (?:in|on|while|during)\b", _unraisable)
 RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]
