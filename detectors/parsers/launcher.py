@@ -218,7 +218,8 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
     f = seg.file
     if _SRUN_STOP.search(seg.body):
         f.srun_stopping = True
-        return True
+        # "... CANCELLED AT T DUE TO TIME LIMIT ***": Slurm's own reason, a catalog fingerprint's to read
+        return " DUE TO " not in seg.body
     sm = _SRUN.search(seg.body)
     if not sm:
         return False
