@@ -131,7 +131,7 @@ class _Correlator:
                 self.recovered.append(rs.first_bad_grad)
             if rs.first_bad_global:
                 global_bad.append((key, rs.first_bad_global))
-        if self.ctx.get("loss_scaling") or self.st.scale_moves or any(rs.dynamic_scale for rs in self.st.ranks.values()):
+        if self.scaling():
             # fp16 with a dynamic scaler: a non-finite grad norm is an overflow the scaler
             # skipped (its moves are judged by loss_scale()), not a NaN in the model
             grad_bad = []
@@ -565,6 +565,17 @@ class _Correlator:
             first = min(killed, key=lambda t: t.data.get("order", 0))
             out.append(self.finding("launcher_teardown", None, None, first.time, [first.source], role=Role.COLLATERAL,
                                     reporter=first.data.get("reporter"), workers=len({t.data.get("pid") for t in killed})))
+        # a failure whose lines name no rank (the kernel's or Slurm's OOM-killer report) and the one
+        # rank a trusted launcher saw end the way that failure ends a process (SIGKILL): that rank
+        for f in own.get(None, []):
+            codes = self.cat[f.failure].ends_rank_with
+            if f.role is not Role.CAUSE or f.rank is not None or not codes:
+                continue
+            ended = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
+                     if e.data["exitcode"] in codes and e.data.get("trusted", True)}
+            if len(ended) == 1 and None not in ended:
+                f.rank = ended.pop()
+                f.data["rank_from"] = "launcher"
         # untagged exception text + exactly one failed worker with a positive exit code
         if len(positive) == 1 and positive[0].data.get("trusted", True) and positive[0] not in waiting:
             # (an untrusted launcher line names the last-spawned worker, not the failed one)
@@ -795,10 +806,18 @@ class _Correlator:
                              absent=sorted(absent)[:64], stalled=stalled)]
 
     # ----------------------------------------------------------------- assembly
+    def scaling(self) -> bool:
+        """Whether a dynamic loss scaler is at work in the job (said in its config, or seen moving)."""
+        return bool(self.ctx.get("loss_scaling") or self.st.scale_moves
+                    or any(rs.dynamic_scale for rs in self.st.ranks.values()))
+
     def run(self) -> list[Incident]:
         st = self.st
         own: dict[int | None, list[Finding]] = {}
         base = [_copy(f) for f in st.findings]
+        if self.scaling():
+            # a writer's non-finite value under a dynamic loss scaler: the scaler's overflow steps
+            base = [f for f in base if not f.data.get("scaled")]
         for f in base:
             if f.data.get("rank_from") == "nccl_tree":
                 f.data["inferred"] = True  # a communicator's rank (see JobParseState.tree_procs)

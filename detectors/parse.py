@@ -277,6 +277,8 @@ class LogParser:
                     data["initial_scale"] = fr.fp.initial_scale
                 if fr.fp.presence:
                     data["presence"] = fr.fp.presence
+                if fr.fp.scaled:
+                    data["scaled"] = True
                 if seg.pre.host is not None and seg.pre.pid is not None:
                     data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process
                     if seg.pre.device is not None and "cuda_error" in data:

@@ -94,6 +94,10 @@ class Fingerprint:
     # point was passed (its ``key``, or every open one); "missing": the line names ranks
     # ABSENT from the sync point (Horovod's "Missing ranks:" list) after a stall warning
     presence: Literal["waiting", "stalled", "released", "missing"] | None = None
+    # the non-finite value the line reports may be a scaled gradient's (a writer warning about
+    # whatever scalar it was given): in a job with a dynamic loss scaler at work it is an
+    # overflow the scaler skipped, not a failure
+    scaled: bool = False
 
     def __post_init__(self) -> None:
         if problem := _pattern_problem(self.pattern):
@@ -143,6 +147,9 @@ class Entry:
     # launcher exit codes (negative: the signal) that mean this failure when the rank's own
     # log says nothing (torchrun "exitcode: -9" → rank_killed)
     exit_codes: list[int] = field(default_factory=list)
+    # launcher exit codes this failure ends the process it hits with (the OOM killer's SIGKILL,
+    # -9): when its own lines name no rank and exactly one rank ended so, it is that rank
+    ends_rank_with: list[int] = field(default_factory=list)
     # several ranks report this failure as their own cause: "first" names the first of them;
     # "none" makes it the job's (an error of the communicator or the node every member hits,
     # such as NCCL's unhandled CUDA error on every rank at once): the initiator is null

@@ -208,10 +208,11 @@ def _composer(m: re.Match[str], seg: Segment) -> bool:
 # Slurm's srun names the task (SLURM_PROCID, the global rank when srun starts one task per
 # rank) and how it ended; once the step is being terminated, the rest is teardown
 _SRUN = re.compile(r"srun: error: (?P<host>\S+): (?P<kind>tasks?) (?P<tasks>[\d,-]+): (?:Exited with exit code (?P<code>\d+)"
-                   r"|(?P<sig>Killed|Segmentation fault|Aborted|Terminated|Bus error|Floating point exception|Illegal instruction))")
+                   r"|(?P<sig>Killed|Segmentation fault|Aborted|Terminated|Bus error|Floating point exception|Illegal instruction|Out Of Memory))")
 _SRUN_STOP = re.compile(r"srun: (?:Terminating|Job step aborted|Force Terminated)|\*\*\* STEP \S+ ON \S+ CANCELLED")
 _SRUN_SIGNALS = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
-                 "Floating point exception": -8, "Illegal instruction": -4}
+                 "Floating point exception": -8, "Illegal instruction": -4,
+                 "Out Of Memory": -9}  # the cgroup's OOM killer ended the task (SIGKILL)
 
 
 def _srun(m: re.Match[str], seg: Segment) -> bool:
