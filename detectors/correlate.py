@@ -437,6 +437,25 @@ class _Correlator:
                                  skipped=dskip, steps=dsteps, rate=round(dskip / dsteps, 3))]
         return []
 
+    def _spike_before_descent(self, spikes: list[Finding], scale: list[Finding]) -> bool:
+        """A loss spike logged at a step before the loss scale's final descent began, with no
+        calm between (the loss never came back near its level before the spike): the unbroken run of overflows that ends the
+        logs (each move starting at the scale the one before left) started after the spike."""
+        collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE]
+        spike = min(spikes, key=lambda f: (f.step if f.step is not None else math.inf, f.order))
+        moves = [m for m in _dedupe_moves(self.st.scale_moves) if m.step is not None]
+        if not collapse or spike.step is None or not moves:
+            return False
+        start = len(moves) - 1
+        while start > 0 and moves[start].from_scale is not None and moves[start].from_scale == moves[start - 1].to_scale:
+            start -= 1
+        descent = moves[start]
+        if descent.step is None or spike.step >= descent.step:
+            return False
+        probe = _copy(collapse[0])
+        probe.step = descent.step
+        return not self._recovered(spikes, [probe])
+
     def _recovered(self, spikes: list[Finding], numeric: list[Finding]) -> bool:
         """The loss came back down after the first spike (``CALM_AFTER_SPIKE`` logged values in a
         row within twice the level it spiked from) before the first non-finite value: the NaN is an event of its
@@ -842,6 +861,15 @@ class _Correlator:
                 f.role = Role.COLLATERAL
             spikes += numeric
             numeric = []
+        if spikes and scale and self._spike_before_descent(spikes, scale):
+            # the loss exploded while the scale still held, and the overflows came after: the
+            # divergence overflowed fp16 (an exploding learning rate), not the other way round
+            for f in spikes:
+                f.severity = "critical"
+            for f in scale:
+                f.role = Role.COLLATERAL
+            spikes += scale
+            scale = []
         # a collapse the overflow lines showed happening (a scale logged below 1 beside a NaN in
         # the same metrics table says nothing about which came first)
         collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE
