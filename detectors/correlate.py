@@ -84,6 +84,7 @@ class _Correlator:
         self.exit_failures = {c: e.id for e in self.cat for c in e.exit_codes}
         # non-finite grad norms the run recovered from (finite values after): skipped steps
         self.recovered: list[SampleRec] = []
+        self.spawn_waiting: list[Event] = []  # spawn exits whose traceback below ends in a wait (see exits)
 
     # ----------------------------------------------------------------- helpers
     def resolve(self, rank: int | None, local: int | None) -> int | None:
@@ -548,6 +549,7 @@ class _Correlator:
                 # spawn prints the first failed process's traceback below its notice: a timeout or a
                 # lost peer there is that process waiting on another one, not a crash of its own
                 waiting.append(ev)
+                self.spawn_waiting.append(ev)
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
             by_code = self.exit_failures.get(code)
@@ -696,6 +698,8 @@ class _Correlator:
             candidates = [woken]
             reporters = reporters - {woken}  # its lost peer was the teardown's, not a report of the hang
         inferred = guessed_world = False
+        if not ws:
+            ws = self.spawn_world()  # spawn's failed and terminated processes: every process there was
         if not candidates and ws and len(reporters) == ws - 1:
             candidates = sorted(set(range(ws)) - reporters)
             inferred = True
@@ -825,6 +829,28 @@ class _Correlator:
                              absent=sorted(absent)[:64], stalled=stalled)]
 
     # ----------------------------------------------------------------- assembly
+    def claim_spawn_blocks(self, base: list[Finding]) -> None:
+        """torch.multiprocessing.spawn prints the failed process's traceback below its notice
+        ("-- Process 1 terminated with the following error:"): a rankless timeout or lost peer
+        that ends that traceback is the process's own report (the tagged block it belongs to)."""
+        for ev in self.spawn_waiting:
+            rank = self.resolve(ev.rank, ev.data.get("local_rank"))
+            below = [f for f in base if f.evidence and f.evidence[0].path == ev.source.path and f.rank is None
+                     and 0 < f.evidence[0].line - ev.source.line <= _SPAWN_TRACEBACK_LINES]
+            if rank is None or not below:
+                continue
+            first = min(below, key=lambda f: f.evidence[0].line)
+            if first.failure in ("collective_timeout", "peer_connection_lost") and not first.data.get("observed"):
+                first.rank = rank
+                first.data["rank_from"] = "block"
+
+    def spawn_world(self) -> int | None:
+        """The process count torch.multiprocessing.spawn shows when it stops a job: the processes
+        it reports failed plus those it then terminated (each once)."""
+        failed = {e.data.get("local_rank") for e in self.st.exits if e.data.get("reporter") == "torch.multiprocessing.spawn"}
+        stopped = {t.data.get("pid") for t in self.st.teardowns if t.data.get("reporter") == "torch.multiprocessing.spawn"}
+        return len(failed) + len(stopped) if failed and stopped else None
+
     def scaling(self) -> bool:
         """Whether a dynamic loss scaler is at work in the job (said in its config, or seen moving)."""
         return bool(self.ctx.get("loss_scaling") or self.st.scale_moves
@@ -891,6 +917,7 @@ class _Correlator:
             demoted = nan_lines
             numeric = []
         exits = self.exits(own)
+        self.claim_spawn_blocks(base)
         fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and f not in demoted and (
             self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
         fatal += exits

@@ -62,6 +62,9 @@ def _failed(m: re.Match[str], seg: Segment) -> bool:
 
 _SENDING = re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG\w+)")
 _KILLING = re.compile(r"Killing subprocess (?P<pid>\d+)")
+# torch.multiprocessing.spawn (torch >= 2.2) stops the processes still running once one failed:
+# "W1206 01:28:52.394000 1785 torch/multiprocessing/spawn.py:165] Terminating process 1839 via signal SIGTERM"
+_SPAWN_TERM = re.compile(r"Terminating process (?P<pid>\d+) via signal (?P<sig>SIG\w+)")
 
 
 def _teardown(m: re.Match[str], seg: Segment) -> bool:
@@ -72,6 +75,11 @@ def _teardown(m: re.Match[str], seg: Segment) -> bool:
     km = _KILLING.search(seg.body)
     if km:
         seg.emit(EventKind.TEARDOWN, data={"pid": int(km.group("pid")), "signal": "SIGKILL", "reporter": "deepspeed"})
+        return True
+    tm = _SPAWN_TERM.search(seg.body)
+    if tm:
+        seg.emit(EventKind.TEARDOWN, data={"pid": int(tm.group("pid")), "signal": tm.group("sig"),
+                                           "reporter": "torch.multiprocessing.spawn"})
         return True
     return False
 
@@ -328,7 +336,7 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+|Child process \d+ \(local_rank \d+\) FAILED \(exitcode -?\d+\)",
          _failed),
-    Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+", _teardown),
+    Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+|Terminating process \d+ via signal", _teardown),
     Rule("launcher.received", r"Received SIG(?:TERM|INT)\b", _received),
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
