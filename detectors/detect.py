@@ -25,6 +25,11 @@ from detectors.window import finite_min, median_mad
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
+# how far below a bare exception line the rest of its message may name its failure: torch_npu
+# appends CANN's "ERRnnnnn ... call acl api failed", "[Error]: ..." and "Rectify the fault ..."
+# lines, then the EI code that says what happened
+MESSAGE_LINES = 4
+
 
 _FRAMEWORK_ORDER = ("deepspeed", "megatron", "lightning", "hf_trainer")
 WINDOW = 256  # per-rank samples kept for robust baselines
@@ -175,9 +180,10 @@ class JobState:
         # bare exception ending that traceback just below it is the cause's own exit
         self._cause_lines: dict[str, tuple[int, str]] = {}
         # per file, the last bare exception (no fingerprint of its own): path → (line, index into
-        # findings, speaker). A catalog line at most BLOCK_LINES below it from the same speaker is
+        # findings, speaker). A catalog line at most MESSAGE_LINES below it from the same speaker is
         # the rest of its message (torch_npu prints CANN's "EI0006: ... Getting socket times out"
-        # under the RuntimeError): the exception is that line's failure, not one of its own
+        # under the RuntimeError, after its own "ERR00100 PTA call acl api failed" and "[Error]:"
+        # lines): the exception is that line's failure, not one of its own
         self._bare_exc: dict[str, tuple[int, int, int | None]] = {}
         self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
         self.aborted_ranks: set[int] = set()  # NCCL aborted their communicator: they saw an error
@@ -460,7 +466,7 @@ class JobState:
             self._job_detail(finding)
         bare = self._bare_exc.pop(ev.source.path, None)
         if (bare is not None and failure != "rank_exception" and bare[2] == speaker
-                and 0 < ev.source.line - bare[0] <= BLOCK_LINES and bare[1] < len(self.findings)):
+                and 0 < ev.source.line - bare[0] <= MESSAGE_LINES and bare[1] < len(self.findings)):
             # the rest of that exception's message: the exception is this line's failure
             exc = self.findings[bare[1]]
             exc.role = Role.COLLATERAL
