@@ -112,7 +112,11 @@ class LogParser:
         starts = list(itertools.accumulate((len(ln) + 1 for ln in lines[:-1]), initial=0))
         out: list[frozenset[int]] = [frozenset()] * len(lines)
         for start, _end, ids in self.scanner.scan(buf):
-            out[bisect_right(starts, start) - 1] = frozenset(i for i in ids if first <= i < last)
+            k = bisect_right(starts, start) - 1
+            text = lines[k].decode("utf-8", "replace")
+            # confirmed on the line alone: the buffer scan lets a negated class ([^`]...) run on
+            # across a newline, so a match may have begun on the line above
+            out[k] = frozenset(i for i in ids if first <= i < last and self.fingerprints[i - first].regex.search(text))
         return out
 
     # ------------------------------------------------------------------ chunks and lines

@@ -120,8 +120,9 @@ def rejoin_cut(data: bytes, fingerprints: Callable[[Sequence[bytes]], list[froze
 
 def _continues(line: bytes) -> bool:
     """``line`` starts like the rest of a cut one: a lower-case word, or one space and then one
-    (a paste word-wrapped at the space before it; never an indented line such as a traceback's)."""
-    if line[:1] == b" ":
+    (a paste word-wrapped at the space before it; never an indented line such as a traceback's),
+    or an argument list's next cast or group ("(int)m, (int)n, ...": a C call wrapped after a comma)."""
+    if line[:1] in (b" ", b"("):
         line = line[1:]
     return line[:1].islower() and line[:1].isalpha()
 

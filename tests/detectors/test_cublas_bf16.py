@@ -40,3 +40,12 @@ def test_cublas_or_cudnn_refusing_bf16_is_bf16_unsupported(line: str) -> None:
 ])
 def test_cublas_refusing_fp16_operands_is_not_a_bf16_problem(line: str) -> None:
     assert all(i.failure != "bf16_unsupported_gpu" for i in engine_verdict([line]))
+
+
+def test_the_call_without_its_code_marks_is_read_too() -> None:
+    # newer torch builds print the call unquoted (a project FAQ about old GPUs such as the M40)
+    line = ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasGemmStridedBatchedEx(handle, opa, "
+            "opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, (int)ldb, "
+            "strideb, (void*)&fbeta, c, ")
+    assert engine_verdict([line])[0].failure == "bf16_unsupported_gpu"
+

@@ -87,3 +87,22 @@ def test_an_indented_line_is_no_continuation() -> None:
     # a traceback frame (two or more spaces) below a long line is never joined to it
     data = b"x" * 50 + b" Allocator (GPU_0_bfc) ran out of memory\n  trying to allocate 4.00MiB (rounded to 4194304).\n"
     assert rejoin_cut(data, fingerprints) == data
+
+
+# a P100 user's paste (2024) broke cuBLAS's call after "opb," and again before CUDA_R_16BF's last use
+_CUBLAS = (
+    "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedExFix(handle, opa, opb,\n"
+    "(int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, (int)ldb, strideb,"
+    " (void*)&fbeta, c,\n"
+    "CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)\n"
+)
+
+
+def test_a_call_wrapped_after_a_comma_is_rejoined() -> None:
+    lines = _CUBLAS.encode().split(b"\n")
+    # the continuation alone is no fingerprint's, though a buffer scan runs a negated class across the newline
+    assert fingerprints(lines[:2]) == [frozenset(), frozenset()]
+    out = rejoin_cut(_CUBLAS.encode(), fingerprints).split(b"\n")
+    assert out[0] == lines[0] + lines[1] and out[1] == b""
+    top = diagnose_stream(io.BytesIO(_CUBLAS.encode())).report["incidents"][0]
+    assert top["failure"] == "bf16_unsupported_gpu"
