@@ -250,6 +250,24 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
 _PALS = re.compile(r"^(?P<host>[\w.-]+): rank (?P<rank>\d+) (?:died from signal (?P<sig>\d+)|exited with code (?P<code>\d+))\s*$")
 
 
+# PaddlePaddle's launcher (paddle.distributed.launch, launch_utils.py) watches its trainers and,
+# when one ends with a non-zero code, names it by its global rank before terminating the rest:
+# "ABORT!!! Out of all 4 trainers, the trainer process with rank=[3] was aborted. Please check its log."
+# (several ranks are listed when they ended in the same poll: "rank=[0, 2]")
+_PADDLE = re.compile(r"ABORT!!! Out of all (?P<n>\d+) trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] was aborted")
+
+
+def _paddle(m: re.Match[str], seg: Segment) -> bool:
+    pm = _PADDLE.search(seg.body)
+    if not pm:
+        return False
+    ranks = [int(r) for r in pm.group("ranks").replace(" ", "").split(",") if r]
+    ev = _exit(seg, 1, "paddle.distributed.launch", trusted=True, world=int(pm.group("n")))
+    if len(ranks) == 1:
+        ev.rank, ev.rank_from = ranks[0], "launcher"
+    return True
+
+
 def _pals(m: re.Match[str], seg: Segment) -> bool:
     pm = _PALS.match(seg.body)
     if not pm:
@@ -347,6 +365,7 @@ RULES = [
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
+    Rule("launcher.paddle", r"ABORT!!! Out of all \d+ trainers", _paddle),
     Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+|exited with code \d+)\s*$", _pals),
     Rule("launcher.kubeflow", r"Error pod [\w.-]+ container [\w.-]+ exitCode: -?\d+|Pod: [\w.-]+ exited with code -?\d+", _pod),
     Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),
