@@ -35,3 +35,22 @@ def test_an_hccl_failure_is_an_nccl_error(rank: int | None, lines: list[str]) ->
     found = engine_verdict(lines)
     assert found and found[0].failure == "nccl_error", [(i.failure, i.rank) for i in found]
     assert found[0].rank == rank
+
+
+def test_a_transport_link_hccl_could_not_build_is_an_nccl_error() -> None:
+    # vllm-project/vllm-ascend#3162 (EI0009) and #2643 (the same text spelt 'creakLink')
+    for line in ("[rank1]: EI0009: [PID: 2225827] 2025-09-24-20:59:48.119.066 Transport init error. Reason:"
+                 " [Create][DestLink]Create Dest error! createLink para:rank[1]-localUserrank[1]-localIpAddr[172.16.0.114],"
+                 " dst_rank[0]-remoteUserrank[0]-remote_ip_addr[172.16.0.114]",
+                 "(VllmWorker rank=3 pid=50935) ERROR 09-10 03:36:31 [multiproc_executor.py:527]         Transport init"
+                 " error. Reason: [Create][DestLink]Create Dest error! creakLink para:rank[7]-localUserrank[7]-localIpAddr"
+                 "[192.168.1.3], dst_rank[9]-remoteUserrank[9]-remote_ip_addr[192.168.1.4]"):
+        assert [i.failure for i in engine_verdict([line])][:1] == ["nccl_error"]
+
+
+def test_gloo_libuv_check_is_an_nccl_error() -> None:
+    # a Ray Train worker on macOS (gloo's libuv transport), then absl's SIGABRT dump
+    lines = ["(RayTrainWorker pid=7315) [/Users/runner/work/pytorch/pytorch/pytorch/third_party/gloo/gloo/transport/uv/"
+             "libuv.h:596] uv_accept: invalid argument",
+             "(RayTrainWorker pid=7315) *** SIGABRT received at time=1734086759 ***"]
+    assert [i.failure for i in engine_verdict(lines)][:1] == ["nccl_error"]

@@ -65,3 +65,32 @@ def test_a_crash_followed_later_by_a_timeout_line_stays_a_crash() -> None:
         "[rank1]: " + _ei0006(1292363, "2025-04-08-18:07:20.444.436"),
     ]
     assert _top(lines) == ("rank_exception", 1)
+
+
+def test_a_notify_wait_timeout_under_a_synchronize_error_is_the_timeout() -> None:
+    # torch_npu's synchronize failing with 507048 (a Ray worker's prefix), then CANN's ERR00100,
+    # "[Error]:" and "Rectify" lines, then EI0002: the exception's message names a waiter's timeout
+    pre = "(train pid=8464) "
+    lines = [pre + "    return torch_npu._C._npu_synchronize()",
+             pre + "RuntimeError: npuSynchronizeDevice:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:479 NPU function"
+                   " error: AclrtSynchronizeDeviceWithTimeout, error code is 507048",
+             pre + "[ERROR] 2025-06-25-10:45:23 (PID:13075, Device:0, RankID:8) ERR00100 PTA call acl api failed",
+             pre + "[Error]: The execution of the internal task times out. ",
+             pre + "        Rectify the fault based on the error information in the ascend log.",
+             pre + "EI0002: [PID: 13075] 2025-06-25-10:45:23.586.187 The wait execution of the Notify register times out."
+                   " Reason: The Notify register has not received the Notify record from remote rank: [unknown]."]
+    assert _top(lines) == ("collective_timeout", None)
+
+
+def test_mindspore_and_the_runtime_word_the_same_wait() -> None:
+    # a 2022 MindSpore RunGraph error and the Ascend runtime's fftsplus report (a multi-node torch_npu log)
+    ms = ("[ERROR] DEVICE(1234,python):2022-12-01-00:26:58.399.787 [ascend_graph_executor.cc:240] RunGraph] Run task for"
+          " graph:kernel_graph_1 error! The details refer to 'Ascend Error Message'.Ascend Error Message:EI0002: The wait"
+          " execution of the Notify register times out. Reason: The Notify register has not received the Notify record"
+          " from remote rank [0].base information: [streamID:[14], taskID[4], taskType[Notify Wait],"
+          " tag[HcomAllReduce_6629421139219749105_0].]")
+    ffts = ("worker-1: EI9999: 2024-07-03-11:28:40.419.527  The error from device(chipId:0, dieId:0), serial number is 1,"
+            " hccl fftsplus task timeout occurred during task execution, stream_id:4, sq_id:4, task_id:5, stuck notify"
+            " num:7, timeout:1836.[FUNC:ProcessStarsHcclFftsPlusTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1389]")
+    assert _top([ms]) == ("collective_timeout", None)
+    assert _top([ffts]) == ("collective_timeout", None)
