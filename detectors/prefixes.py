@@ -92,6 +92,9 @@ _NCCL = re.compile(
 # a python-logging / loguru / hydra header after a timestamp, one token at a time:
 # "[rank0] INFO train: ", "- train - INFO - ", "| INFO     | mod:fn:42 - ", "[train][INFO] - "
 _HDR_RANK = re.compile(r"\[(?:rank|Rank|RANK)[ :=]?\s?(?P<n>\d{1,7})\]:?\s?")
+# a bare rank column between a header's separators (loguru's "| INFO     | rank1 | ", a format
+# string's "- rank=3 - "): the token alone, followed by the next separator
+_HDR_BARE_RANK = re.compile(r"(?:rank|Rank|RANK)[:=]?(?P<n>\d{1,7})\s+(?=[|-]\s)")
 _HDR_LEVEL = re.compile(r"\[?(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\]?:?(?:\s+|$)")
 _HDR_SEP = re.compile(r"[-|]\s+")
 _HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\d+)?(?=:\s|\s-\s|\s\|))[:]?\s?")
@@ -136,7 +139,7 @@ def _logger_header(s: str, pos: int, p: Prefixed) -> int:
     never taken for one)."""
     have_level = have_name = False
     for _ in range(6):
-        m = _HDR_RANK.match(s, pos)
+        m = _HDR_RANK.match(s, pos) or _HDR_BARE_RANK.match(s, pos)
         if m:
             if p.rank is None:
                 p.rank = int(m.group("n"))

@@ -344,3 +344,17 @@ def test_the_bare_exception_ending_a_rank_tagged_traceback_is_that_ranks() -> No
     assert (top.failure, top.rank) == ("cuda_oom", 3)
     # the same exception with no tagged header names no rank (GPU 3 alone is no evidence here)
     assert engine_verdict(["Traceback (most recent call last):", *PARLAI_OOM[1:]])[0].rank is None
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # loguru with the rank bound into the format ("{time} | {level: <8} | rank{extra[rank]} | {message}")
+    ("2026-12-06 01:26:36.205 | INFO     | rank1 | step 50 | loss inf | grad_norm nan | lr 3.81e-05", 1),
+    # a python-logging format string "%(asctime)s - rank=%(rank)s - %(levelname)s - %(message)s"
+    ("2026-12-06 01:26:36,205 - rank=3 - INFO - step 50 loss nan", 3),
+    # a key in the message is no rank column
+    ("2026-12-06 01:26:36,205 - INFO - rank 3 finished", None),
+])
+def test_a_bare_rank_column_in_a_logger_header(line: str, rank: int | None) -> None:
+    from detectors.prefixes import split_prefixes
+
+    assert split_prefixes(line, 2026).rank == rank
