@@ -324,10 +324,12 @@ class _Correlator:
                 evidence = evidence + [f.evidence[0] for f in explicit]
             run_start = real[-tail_run] if real and tail_run else last
             step = explicit[0].step if explicit else (run_start.step if run_start else None)
+            source, source_from = self._overflowing_rank(run_start.step if run_start else None)
+            extra: dict[str, Any] = {"rank_from": source_from} if source is not None else {}
             out.append(self.finding(
-                "loss_scale_collapse", None, step, explicit[0].time if explicit else (last.time if last else None),
+                "loss_scale_collapse", source, step, explicit[0].time if explicit else (last.time if last else None),
                 _uniq(evidence), overflows=len(real), lowest_scale=lowest, stuck_at_minimum=stuck or bool(explicit),
-                consecutive=tail_run, explicit=bool(explicit)))
+                consecutive=tail_run, explicit=bool(explicit), **extra))
             return out
         trend = _spacing_trend(real)
         tos = [m.to_scale for m in real if m.to_scale is not None and m.to_scale > 1]
@@ -437,6 +439,29 @@ class _Correlator:
             return [self.finding("fp16_overflow_skips", None, a.step, a.time, [a.source, b.source],
                                  skipped=dskip, steps=dsteps, rate=round(dskip / dsteps, 3))]
         return []
+
+    def _overflowing_rank(self, step: int | None) -> tuple[int | None, str | None]:
+        """The one rank whose own logged loss went non-finite at the step the overflows began,
+        while another rank logged a finite loss there: the overflow flag is all-reduced, so every
+        rank skips, but the inf came from that rank's batch."""
+        if step is None:
+            return None, None
+        bad: dict[int, str | None] = {}
+        good: set[int] = set()
+        for key, rs in self.st.ranks.items():
+            if key is None or not rs.n_samples:
+                continue
+            r = key[1] if key[0] == "g" else self.resolve(None, key[1])
+            if r is None:
+                continue
+            fb = rs.first_bad_loss
+            if fb is not None and fb.step == step:
+                bad[r] = fb.data.get("rank_from")
+            elif (fb is None or (fb.step is not None and fb.step > step)) and any(rec.step == step for rec in rs.samples):
+                good.add(r)
+        if len(bad) == 1 and good:
+            return next(iter(bad.items()))
+        return None, None
 
     def _spike_before_descent(self, spikes: list[Finding], scale: list[Finding]) -> bool:
         """A loss spike logged at a step before the loss scale's final descent began, with no
