@@ -65,6 +65,8 @@ _DETERMINED = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] [0-9a-f
 # "May 18, 2020, 11:47:13: running: ")
 _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:\d+,)?\d+\]<(?:stdout|stderr|stddiag)>:)")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
+# a user's own short rank tag at the very start of a line: "rank3: ", "[r3] "
+_USER_RANK = re.compile(r"(?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
 _C10 = re.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
 )
@@ -232,7 +234,7 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             pos = m.end()  # a collector's own label ("master-0 logs: ") before torchrun's prefix
             continue
         break
-    m = _RANK.match(s, pos)
+    m = _RANK.match(s, pos) or (_USER_RANK.match(s, pos) if pos == 0 else None)
     if m:
         p.rank = int(m.group("n"))
         pos = m.end()

@@ -353,6 +353,10 @@ def test_the_bare_exception_ending_a_rank_tagged_traceback_is_that_ranks() -> No
     ("2026-12-06 01:26:36,205 - rank=3 - INFO - step 50 loss nan", 3),
     # a key in the message is no rank column
     ("2026-12-06 01:26:36,205 - INFO - rank 3 finished", None),
+    # a user's own short tag at the start of a line
+    ("rank3: step 30 loss nan", 3),
+    ("[r3] step 30 loss nan", 3),
+    ("we saw rank3: step 30 loss nan", None),
 ])
 def test_a_bare_rank_column_in_a_logger_header(line: str, rank: int | None) -> None:
     from detectors.prefixes import split_prefixes
