@@ -906,21 +906,11 @@ class _Correlator:
         spikes = self.spikes()
         if numeric and spikes and _precedes(spikes, numeric) and not self._recovered(spikes, numeric):
             # a finite explosion came first: the NaN is its consequence, not the cause
-            for f in spikes:
-                f.severity = "critical"
-            for f in numeric:
-                f.role = Role.COLLATERAL
-            spikes += numeric
-            numeric = []
+            spikes, numeric = _spike_leads(spikes, numeric), []
         if spikes and scale and self._spike_before_descent(spikes, scale):
             # the loss exploded while the scale still held, and the overflows came after: the
             # divergence overflowed fp16 (an exploding learning rate), not the other way round
-            for f in spikes:
-                f.severity = "critical"
-            for f in scale:
-                f.role = Role.COLLATERAL
-            spikes += scale
-            scale = []
+            spikes, scale = _spike_leads(spikes, scale), []
         # a collapse the overflow lines showed happening (a scale logged below 1 beside a NaN in
         # the same metrics table says nothing about which came first)
         collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE
@@ -1251,6 +1241,16 @@ def _uniq(sources: list[Source]) -> list[Source]:
             seen.add(k)
             out.append(s)
     return out
+
+
+def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
+    """The spike group once it is known to have started what came ``after`` (a NaN, a loss-scale
+    collapse): the spikes are critical, the rest their collateral, in one group."""
+    for f in spikes:
+        f.severity = "critical"
+    for f in after:
+        f.role = Role.COLLATERAL
+    return spikes + after
 
 
 def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
