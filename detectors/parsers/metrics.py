@@ -472,6 +472,7 @@ def _plain_row(m: re.Match[str], seg: Segment) -> bool:
 # The loss columns are the parts of the loss (their sum is the loss; "total" when printed); the epoch
 # cell counts "e/E"; the memory cell has a unit; a tqdm bar follows the last cell.
 _PROGRESS_PART = re.compile(r"[A-Za-z][A-Za-z0-9]{0,20}_loss|box|obj|cls|giou|seg|dfl|kobj|pose|total", re.IGNORECASE)
+_MEM_CELL = re.compile(r"[\d.]+[KMG]B?")
 _PROGRESS_CELL = re.compile(r"\d{1,6}/\d{1,6}|[\d.]+[KMG]B?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)",
                             re.IGNORECASE)
 
@@ -489,12 +490,29 @@ def _progress_header(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _headerless_cols(cells: list[str]) -> tuple[str | None, ...] | None:
+    """The columns of a progress row pasted without its header, from the layout every version
+    prints: the epoch cell, the memory cell, the loss parts (decimals or nan/inf, "%.4g"), then the
+    first whole number (the label / instance count), the image size and the validation metrics."""
+    if len(cells) < 6 or "/" not in cells[0] or not _MEM_CELL.fullmatch(cells[1]):
+        return None
+    n = 2
+    while n < len(cells) and not cells[n].rstrip(":").isdigit():
+        n += 1
+    if n - 2 < 2 or n == len(cells):
+        return None
+    return ("epoch", None, *(["part:headerless"] * (n - 2)), *([None] * (len(cells) - n)))
+
+
 def _progress_row(m: re.Match[str], seg: Segment) -> bool:
     cols, last = seg.file.progress_cols, seg.file.progress_line
-    if cols is None or last is None or not 0 < seg.source.line - last <= PLAIN_TABLE_GAP:
-        return False
     body = seg.body.split(": ", 1)[0] if ": " in seg.body else seg.body  # the bar after the last cell
     cells = body.split()
+    if cols is None or last is None or not 0 < seg.source.line - last <= PLAIN_TABLE_GAP:
+        # no header above (an excerpt of rows, or YOLOv7's results rows): the layout tells
+        cols = _headerless_cols(cells)
+        if cols is None:
+            return False
     if len(cells) != len(cols) or not all(_PROGRESS_CELL.fullmatch(c.rstrip(":")) for c in cells):
         return False
     values: dict[str, float] = {}

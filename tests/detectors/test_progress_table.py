@@ -72,9 +72,23 @@ def test_a_healthy_table_raises_nothing() -> None:
     assert [i for i in engine_verdict(YOLOV7 + YOLOV5_RUNNING) if i.severity != "info"] == []
 
 
-def test_rows_far_from_a_header_or_other_tables_are_not_read() -> None:
+def test_rows_without_their_header_are_read_by_their_layout() -> None:
+    # an excerpt of rows far from (or without) their header: every version prints the epoch, the
+    # memory, the loss parts, then the first whole number (labels / instances)
     far = [YOLOV5_V7[0], *[""] * 12, YOLOV5_V7[1]]
-    assert _loss_rows(far) == []
-    # a header without two loss parts is another table (the validation table's header)
+    [(epoch, loss)] = _loss_rows(far)
+    assert epoch == 0.0 and math.isclose(loss, 0.07281 + 0.08384 + 0.06359)
     other = ["               Class      Images      Labels           P           R      mAP@.5  mAP@.5:.95", YOLOV5_V7[1]]
-    assert _loss_rows(other) == []
+    assert len(_loss_rows(other)) == 1
+    # YOLOv7's rows as a user pasted them without the header (corpus holdout12 h12a-002)
+    rows = ["     5/149     13.5G   0.04284  0.004414  0.009558   0.05681        12       640  0.008163  0.009744"
+            "  0.001057 0.0003038   0.08286  0.009637   0.02632",
+            "     6/149     13.5G       nan       nan       nan       nan         3       640         0         0"
+            "         0         0       nan       nan       nan"]
+    assert [i.failure for i in engine_verdict(rows)][:1] == ["nonfinite_loss"]
+
+
+def test_a_row_whose_layout_does_not_tell_is_not_read() -> None:
+    # one decimal before the count, or no count at all: which cells are losses is not known
+    assert _loss_rows(["     6/149     13.5G   0.0428        12       640: 100%|███| 8/8"]) == []
+    assert _loss_rows(["     6/149     13.5G   0.0428   0.0044   0.0095"]) == []
