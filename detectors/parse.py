@@ -49,6 +49,11 @@ MAX_CONTEXT_SEEN = 256  # distinct context-only lines remembered per file
 MAX_PRESENCE_PER_LINE = 64  # sync points read from one line (a pasted wall of tensors stays bounded)
 
 
+# a line that says the operation failed and will be tried again: "retrying in 0.2s", "(attempt 1/5)",
+# urllib3's "Retrying (Retry(total=4, ...))", torch's TCPStore "- retrying (try=0, ..."
+_RETRYING = re.compile(r"\b[Rr]etrying\b|\bwill retry\b|\battempt \d+ ?(?:/|of) ?\d+")
+
+
 @dataclass(slots=True)
 class _FpRule:
     """A catalog fingerprint; its Python regex is compiled when a line first needs it (the scan
@@ -275,6 +280,11 @@ class LogParser:
                 data["pattern"] = fr.fp.description
                 if fr.fp.role:
                     data["role"] = fr.fp.role
+                if fr.entry.category == "distributed" and _RETRYING.search(seg.body):
+                    # a transport error the speaker says it is retrying (a data fetch, a store
+                    # connect): a transient, not the job's failure; a later error line is its own
+                    data["role"] = "benign"
+                    data["retrying"] = True
                 if fr.fp.observed:
                     data["observed"] = True
                 if fr.fp.initial_scale is not None:
