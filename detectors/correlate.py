@@ -637,7 +637,8 @@ class _Correlator:
                 for f in own.get(None, []):
                     if f.data.get("gpu") is not None and local is not None and int(f.data["gpu"]) != local:
                         continue  # the message names another device than the failed worker's
-                    if f.role is Role.CAUSE and (f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "bf16_unsupported_gpu")
+                    if f.role is Role.CAUSE and (f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "host_oom",
+                                                               "bf16_unsupported_gpu")
                                                  or (comm_one and f.failure in _COMM_FAILURES)):
                         f.rank = r
                         f.data["rank_from"] = "launcher"
@@ -1017,6 +1018,11 @@ class _Correlator:
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # every member hit it (at the same step): no rank started it
+        if rank is not None and head.data.get("message") and len(
+                {f.rank for f in causes if f.failure == failure and f.rank is not None
+                 and f.data.get("exc_type") == head.data.get("exc_type") and f.data.get("message") == head.data.get("message")
+                 and (head.step is None or f.step is None or f.step == head.step)}) > 1:
+            rank = None  # the same exception, word for word, on several ranks at once: the job's own error
         single = self.world_size() == 1
         if single:
             rank = None  # a single-process job: there is no rank to tell apart

@@ -38,3 +38,16 @@ def test_without_the_task_line_no_rank_is_named() -> None:
 def test_several_tasks_killed_name_no_rank() -> None:
     top = engine_verdict(_TUSAS)[0]
     assert (top.failure, top.rank) == ("host_oom", None)
+
+
+def test_a_host_allocation_failure_takes_the_rank_torchrun_saw_fail() -> None:
+    # an untagged CPU allocator error, then torchrun naming the worker that exited with an error
+    # (a Qwen-72B LoRA run, 2023)
+    lines = ["RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you"
+             " tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)",
+             "[2023-12-22 07:10:38,757] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 86503"
+             " closing signal SIGTERM",
+             "[2023-12-22 07:10:48,546] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1)"
+             " local_rank: 2 (pid: 86505) of binary: /usr/bin/python"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("host_oom", 2)
