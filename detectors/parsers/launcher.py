@@ -268,6 +268,20 @@ def _paddle(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# GNU time (`/usr/bin/time python train.py`, `time -v`) reports how the command it ran ended:
+# "Command terminated by signal 11" (killed by a signal) / "Command exited with non-zero status 1"
+_GNU_TIME = re.compile(r"Command (?:terminated by signal (?P<sig>\d{1,2})|exited with non-zero status (?P<code>\d{1,3}))\s*$")
+
+
+def _gnu_time(m: re.Match[str], seg: Segment) -> bool:
+    gm = _GNU_TIME.search(seg.body)
+    if not gm:
+        return False
+    code = -int(gm.group("sig")) if gm.group("sig") else _relayed(int(gm.group("code")))
+    _exit(seg, code, "time", trusted=True)
+    return True
+
+
 def _pals(m: re.Match[str], seg: Segment) -> bool:
     pm = _PALS.match(seg.body)
     if not pm:
@@ -365,6 +379,7 @@ RULES = [
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
+    Rule("launcher.gnu_time", r"Command (?:terminated by signal \d|exited with non-zero status \d)", _gnu_time),
     Rule("launcher.paddle", r"ABORT!!! Out of all \d+ trainers", _paddle),
     Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+|exited with code \d+)\s*$", _pals),
     Rule("launcher.kubeflow", r"Error pod [\w.-]+ container [\w.-]+ exitCode: -?\d+|Pod: [\w.-]+ exited with code -?\d+", _pod),
