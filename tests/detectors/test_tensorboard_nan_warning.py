@@ -31,3 +31,15 @@ def test_the_warning_alone_is_a_nan_loss() -> None:
 
 def test_under_a_moving_loss_scaler_it_is_not_a_failure() -> None:
     assert not [i for i in engine_verdict(_WARMUP) if i.severity in ("critical", "warning")]
+
+
+def test_a_loop_saying_its_loss_has_nan_values() -> None:
+    # wav2letter's glog FATAL check, then its stack trace and SIGABRT (a 2019 LibriSpeech recipe run)
+    lines = ["F0104 23:37:18.678984 7164 Train.cpp:472] Loss has NaN values",
+             "*** Check failure stack trace: ***",
+             "@ 0x7fde58c535cd google::LogMessage::Fail()",
+             "@ 0x418c2b main",
+             "Aborted (core dumped)"]
+    assert [i.failure for i in engine_verdict(lines)][:1] == ["nonfinite_loss"]
+    # a metric named test_loss is not the training loss
+    assert engine_verdict(["Note: test_loss has NaN values; continuing because train/val are finite."]) == []
