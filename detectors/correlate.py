@@ -324,7 +324,8 @@ class _Correlator:
                 evidence = evidence + [f.evidence[0] for f in explicit]
             run_start = real[-tail_run] if real and tail_run else last
             step = explicit[0].step if explicit else (run_start.step if run_start else None)
-            source, source_from = self._overflowing_rank(run_start.step if run_start else None)
+            begun = _descent_start(self.st.scale_moves)
+            source, source_from = self._overflowing_rank(begun.step if begun is not None else None)
             extra: dict[str, Any] = {"rank_from": source_from} if source is not None else {}
             out.append(self.finding(
                 "loss_scale_collapse", source, step, explicit[0].time if explicit else (last.time if last else None),
@@ -469,13 +470,9 @@ class _Correlator:
         logs (each move starting at the scale the one before left) started after the spike."""
         collapse = [f for f in scale if f.failure == "loss_scale_collapse" and f.role is Role.CAUSE]
         spike = min(spikes, key=lambda f: (f.step if f.step is not None else math.inf, f.order))
-        moves = [m for m in _dedupe_moves(self.st.scale_moves) if m.step is not None]
-        if not collapse or spike.step is None or not moves:
+        descent = _descent_start(self.st.scale_moves)
+        if not collapse or spike.step is None or descent is None:
             return False
-        start = len(moves) - 1
-        while start > 0 and moves[start].from_scale is not None and moves[start].from_scale == moves[start - 1].to_scale:
-            start -= 1
-        descent = moves[start]
         if descent.step is None or spike.step >= descent.step:
             return False
         probe = _copy(collapse[0])
@@ -920,10 +917,13 @@ class _Correlator:
         # NaN reports of the job as a whole (a NaN loss metric, "NaN or Inf found in input tensor")
         nan_lines = [f for f in base if f.failure in _NUMERIC and f.rank is None and f.role is Role.CAUSE]
         demoted: list[Finding] = []
+        explicit_collapse = descent or any(f.data.get("explicit") for f in collapse)
+        source = {f.rank for f in collapse if f.rank is not None}
         if (numeric or nan_lines) and collapse and (
                 (numeric and _precedes(collapse, numeric))
-                or ((descent or any(f.data.get("explicit") for f in collapse))
-                    and all(f.rank is None for f in numeric + nan_lines))):
+                or (explicit_collapse and all(f.rank is None for f in numeric + nan_lines))
+                # the NaN is the loss of the rank whose overflow began the collapse (the same event)
+                or (explicit_collapse and len(source) == 1 and all(f.rank in source for f in numeric + nan_lines))):
             # the scaler hit its floor first (fp16 ran out of range and the NaN followed), or the
             # NaN is the job-wide loss of the steps the scaler was seen skipping on its way down
             # (or that it said it could no longer skip: Marian's "already at minimum")
@@ -1247,6 +1247,18 @@ def _uniq(sources: list[Source]) -> list[Source]:
             seen.add(k)
             out.append(s)
     return out
+
+
+def _descent_start(moves: list[ScaleMove]) -> ScaleMove | None:
+    """The first move of the unbroken run of halvings that ends the logs (each move starting at
+    the scale the one before left; every rank's copy of a move counted once), with steps."""
+    chain = [m for m in _dedupe_moves(moves) if m.step is not None]
+    if not chain:
+        return None
+    start = len(chain) - 1
+    while start > 0 and chain[start].from_scale is not None and chain[start].from_scale == chain[start - 1].to_scale:
+        start -= 1
+    return chain[start]
 
 
 def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
