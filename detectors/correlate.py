@@ -917,13 +917,10 @@ class _Correlator:
         # NaN reports of the job as a whole (a NaN loss metric, "NaN or Inf found in input tensor")
         nan_lines = [f for f in base if f.failure in _NUMERIC and f.rank is None and f.role is Role.CAUSE]
         demoted: list[Finding] = []
-        explicit_collapse = descent or any(f.data.get("explicit") for f in collapse)
-        source = {f.rank for f in collapse if f.rank is not None}
         if (numeric or nan_lines) and collapse and (
                 (numeric and _precedes(collapse, numeric))
-                or (explicit_collapse and all(f.rank is None for f in numeric + nan_lines))
-                # the NaN is the loss of the rank whose overflow began the collapse (the same event)
-                or (explicit_collapse and len(source) == 1 and all(f.rank in source for f in numeric + nan_lines))):
+                or ((descent or any(f.data.get("explicit") for f in collapse))
+                    and all(f.rank is None for f in numeric + nan_lines))):
             # the scaler hit its floor first (fp16 ran out of range and the NaN followed), or the
             # NaN is the job-wide loss of the steps the scaler was seen skipping on its way down
             # (or that it said it could no longer skip: Marian's "already at minimum")
