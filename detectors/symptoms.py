@@ -40,7 +40,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from detectors.gpus import compute_capability
-from detectors.model import Incident, RankKey, Source
+from detectors.model import Incident, RankKey, Role, Source
 from detectors.tracks import EARLY_STEPS, PerfPoint, SeriesPoint, SymptomOptions, SymptomTrack
 
 if TYPE_CHECKING:
@@ -159,6 +159,9 @@ def _unit_values(ps: list[PerfPoint], unit: str) -> list[float]:
     return [p.data["iter_ms"] if unit == "ms/iteration" else p.data["throughput"] for p in sorted(ps, key=lambda p: p.order)]
 
 
+_GPU_FRAMEWORKS = frozenset({"deepspeed", "megatron"})  # their logs mean a GPU job
+
+
 def _speed(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_Symptom]:
     out: list[_Symptom] = []
     prec = ctx.get("precision")
@@ -185,7 +188,13 @@ def _speed(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
         evidence = [f.evidence[0] for f in disabled[:2]]
         if prec == "fp16" and cc is not None and cc < FAST_FP16_CC:
             evidence.append(Source("<context>", 0, f"precision=fp16 on {gpu} (compute capability {cc})"))
-        out.append(_Symptom("amp_no_speedup", "warning", notes, evidence,
+        # autocast/GradScaler off because there is no GPU at all, in a job whose logs show no GPU,
+        # no GPU framework and no configured precision, is a CPU run (a test, a laptop): a note,
+        # not an alert. A bf16/fp16 config (DeepSpeed's, HF's) that found no CUDA is a GPU job
+        # that lost its GPUs: an alert
+        no_gpu = (bool(disabled) and all(f.role is Role.BENIGN for f in disabled) and prec is None
+                  and gpu is None and ctx.get("framework") not in _GPU_FRAMEWORKS)
+        out.append(_Symptom("amp_no_speedup", "info" if no_gpu else "warning", notes, evidence,
                             step=disabled[0].step if disabled else None, time=disabled[0].time if disabled else None,
                             data={"reason": "autocast_disabled" if disabled else "no_fast_fp16", "compute_capability": cc}))
     return out
