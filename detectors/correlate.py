@@ -243,6 +243,7 @@ class _Correlator:
                 out.append(self.finding("grad_norm_explosion", None if r.data.get("scope") == "global" else rank,
                                         r.step, r.time, [r.source],
                                         value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
+        _spike_names_the_rank(out)
         return out
 
     def _diverged_elsewhere(self, spiking: RankState, value: Any) -> bool:
@@ -1244,6 +1245,20 @@ def _uniq(sources: list[Source]) -> list[Source]:
             seen.add(k)
             out.append(s)
     return out
+
+
+def _spike_names_the_rank(found: list[Finding]) -> None:
+    """A grad norm that exploded on several ranks at once is the all-reduced norm, the same on
+    every rank; when one rank's own loss spiked at that step or before it, alone, its batch is
+    where the explosion came from: that spike leads the group (it outranks the explosions)."""
+    explosions = [f for f in found if f.failure == "grad_norm_explosion"]
+    spikes = [f for f in found if f.failure == "loss_spike" and f.rank is not None and f.step is not None]
+    if len({f.rank for f in explosions}) < 2 or not spikes:
+        return
+    first = min(f.step for f in spikes if f.step is not None)
+    lead = [f for f in spikes if f.step == first]
+    if len(lead) == 1 and all(e.step is None or first <= e.step for e in explosions):
+        lead[0].priority = max(e.priority for e in explosions) + 1
 
 
 def _descent_start(moves: list[ScaleMove]) -> ScaleMove | None:
