@@ -555,8 +555,23 @@ def _darknet(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- pytorch-yolo2's RegionLoss (marvis; singleshotpose and the many forks keep its print) ----
+# "371: nGT 19, recall 13, proposals 0, loss: x 3.118402, y 3.105752, w nan, h nan, conf 164.831421,
+# cls 83.258507, total nan": the images seen so far, then the loss parts and their total
+_REGION = re.compile(rf"^\s*(?P<seen>\d+): nGT \d+, recall \d+,[^:]{{0,80}}? loss: (?:[a-z]+ (?:{_NUM}), ){{1,8}}total (?P<total>{_NUM})")
+
+
+def _region(m: re.Match[str], seg: Segment) -> bool:
+    rm = _REGION.search(seg.body)
+    total = parse_number(rm.group("total")) if rm else None
+    if rm is None or total is None:
+        return False
+    return _emit(seg, {"step": float(rm.group("seen")), "loss": total}, "local")
+
+
 RULES = [
     # (not "metrics.": the pjreddie form has no metric key for the scan's noise rule to find)
+    Rule("region.loss", r"\b\d+: nGT \d+, recall \d+,", _region),
     Rule("darknet.iteration", r"\b\d+: [-+]?(?:[0-9]|nan|inf)[0-9.]*, [-+]?(?:[0-9]|nan|inf)[0-9.]* avg", _darknet),
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
