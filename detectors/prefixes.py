@@ -65,6 +65,10 @@ _DETERMINED = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] [0-9a-f
 # or an Open MPI --tag-output "[1,0]<stderr>:" (a log shipper's "2021-03-10T13:22:37.434Z: ", Spell's
 # "May 18, 2020, 11:47:13: running: ")
 _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:\d+,)?\d+\]<(?:stdout|stderr|stddiag)>:)")
+# pdsh / clush / DeepSpeed's multi-node runner put the host's name before every line of its output:
+# "worker-1: ", "node-0: ", "trn-a01: ", "compute-dy-p4d24xlarge-5: ", "10.0.87.143: " (a host name is
+# lower-case with a hyphenated part holding a digit, or an IPv4 address; "Epoch: ", "RuntimeError: " are not)
+_HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}): ")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] "
 _USER_RANK = re.compile(r"(?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
@@ -229,6 +233,10 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         m = _STREAM.match(s, pos)
         if m:
             pos = m.end()  # "stderr: " (accelerate test and other runners relaying a child's streams)
+            continue
+        m = _HOST_LABEL.match(s, pos) if pos == 0 else None
+        if m:
+            pos = m.end()  # a multi-node runner's host label ("worker-1: ", "10.0.87.143: "): pdsh, clush, a user's tee
             continue
         m = _LABEL.match(s, pos) if pos == 0 else None
         if m and "Error" not in m.group() and "Exception" not in m.group():

@@ -1,0 +1,46 @@
+"""A multi-node runner puts the host's name before every line of its output (pdsh and DeepSpeed's
+multi-node runner, clush, a user's `| sed "s/^/node-1: /"`): "worker-1: [rank3]: ...",
+"trn-a01: W1206 ...", "10.0.87.143: NCCL WARN ...". The label is peeled off so the line under it
+reads as it would alone (torchrun's failure summary, a rank tag); words such as "Epoch: " or
+"RuntimeError: " are not host names. Lines of two real CPU torchrun agents (torch 2.13) whose
+outputs a user pasted into one log, prefixed by node."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.prefixes import split_prefixes
+from tests.helpers import engine_verdict
+
+
+@pytest.mark.parametrize(("line", "body"), [
+    ("worker-1: [rank3]: RuntimeError: x", "RuntimeError: x"),
+    ("10.0.87.143: NCCL WARN x", "NCCL WARN x"),
+    ("compute-dy-p4d24xlarge-5: step 3 loss 2.1", "step 3 loss 2.1"),
+    ("Epoch: 1 loss 2", "Epoch: 1 loss 2"),
+    ("RuntimeError: CUDA error: out of memory", "RuntimeError: CUDA error: out of memory"),
+    ("val-loss: 3.2", "val-loss: 3.2"),
+])
+def test_host_labels_are_peeled(line: str, body: str) -> None:
+    assert split_prefixes(line, 2026).body == body
+
+
+def _timeout(node: int, rank: int, op: str) -> list[str]:
+    return [f"node-{node}: [rank{rank}]: Traceback (most recent call last):",
+            f"node-{node}: [rank{rank}]:     opt.zero_grad(); loss.backward(); opt.step()",
+            f"node-{node}: [rank{rank}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+            f"unbound_buffer.cc:78] Timed out waiting 20000ms for {op} operation to complete"]
+
+
+def _summary(node: int, rank: int, local: int, code: str) -> list[str]:
+    return [f"node-{node}: [1]:", f"node-{node}:   time      : 2026-12-06_02:03:40", f"node-{node}:   host      : localhost",
+            f"node-{node}:   rank      : {rank} (local_rank: {local})", f"node-{node}:   exitcode  : {code}"]
+
+
+def test_the_rank_no_node_reported_is_the_hung_one() -> None:
+    lines = ["node-1: (rank 3) node=1 local_rank=1 pid=30015 ready", "node-1: (rank 3) warming up custom kernel cache...",
+             *_timeout(1, 2, "recv"), *_timeout(0, 1, "recv"), *_timeout(0, 0, "send"),
+             "node-1: ============================================================", "node-1: Failures:",
+             *_summary(1, 3, 1, "-15 (pid: 30015)  (SIGTERM)")]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 3)
