@@ -48,6 +48,11 @@ LATE_EPOCH = 2
 # range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
 # 128 start is below 1 after ten): past any start-up calibration
 LONG_RUN = 10
+# a scaler that regrows and overflows again REGROWTHS+ times, one overflow per 20 logged steps or
+# more over SPAN_STEPS+ steps, keeps paying for skips (a healthy one overflows once per window)
+REGROWTHS = 3
+SPAN_STEPS = 50
+HIGH_SKIP_RATE = 0.05
 # frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
 # logs ``loss_scale`` only under --fp16/--amp): a scale of 1 there is the scaler, ten-plus
 # halvings down; Megatron prints a constant ``loss scale: 1.0`` in bf16 and fp32 runs
@@ -334,6 +339,14 @@ class _Correlator:
                 consecutive=tail_run, explicit=bool(explicit), **extra))
             return out
         trend = _spacing_trend(real)
+        if self._overflow_rate_high(real):
+            # the scaler grew back and overflowed again, cycle after cycle, on a large share of the
+            # logged steps: not the start-up search (one descent) nor a scaler riding its edge
+            # (one overflow per growth window of hundreds of steps): the run pays for the skips
+            out.append(self.finding("fp16_overflow_skips", None, first.step if first else None,
+                                    first.time if first else None, evidence, overflows=len(real),
+                                    lowest_scale=lowest, consecutive=tail_run, trend=trend))
+            return out
         tos = [m.to_scale for m in real if m.to_scale is not None and m.to_scale > 1]
         if len(tos) >= 3 and max(tos) <= 2 * min(tos) and len(tos) > len(set(tos)) > 1:
             # knocked back to the same scale again and again (65536, 65536, 32768, 65536): it
@@ -413,6 +426,20 @@ class _Correlator:
         out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
         return out
+
+    def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
+        """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a
+        rate of one per 20 logged steps or more over a span of SPAN_STEPS+ steps."""
+        regrown = sum(1 for a, b in itertools.pairwise(real)
+                      if a.to_scale is not None and b.from_scale is not None and b.from_scale > a.to_scale)
+        if regrown < REGROWTHS:
+            return False
+        last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
+        first_val = self.st.first_step_value
+        if not last_steps or first_val is None:
+            return False
+        span = max(last_steps) - first_val
+        return span >= SPAN_STEPS and len(real) / span >= HIGH_SKIP_RATE
 
     def _scale_logged_dynamic(self) -> bool:
         """The logged loss scale is a dynamic scaler's, so 1 is far down its range rather than a

@@ -76,6 +76,7 @@ EARLY_MIN_POINTS = 10
 EARLY_UP_SHARE = 0.3  # share of steps on which the loss rose: non-monotonic
 EARLY_PROGRESS = 0.02  # last-quarter median at most 98 % of the first quarter's: progress
 EARLY_JUMP = 1.0  # a loss more than 2x the median of the 5 points before it: a jump
+EARLY_FLAT = 0.1  # every early loss within 10 % of their median: flat (its ups are noise)
 FAST_FP16_CC = 7.0  # tensor cores (fast fp16) from Volta on
 
 # --- bounds -------------------------------------------------------------------------------
@@ -476,7 +477,14 @@ def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
     st = _early_stats(pts)
     if st is None or (st.ups < EARLY_UP_SHARE and st.jump < EARLY_JUMP):
         return []
-    stalled = st.progress < EARLY_PROGRESS
+    end = st.last_step if st.last_step is not None else EARLY_STEPS
+    skipped = _early_skips(state, track, end)
+    xs = [v for _, v, _ in pts]
+    mid = statistics.median(xs)
+    # a flat loss (all values within EARLY_FLAT of their median) on steps the scaler let through
+    # is no instability: its ups are noise, and a loss that has not started falling is not fp16's
+    flat = mid > 0 and (max(xs) - min(xs)) / mid < EARLY_FLAT and skipped * 4 < st.n
+    stalled = st.progress < EARLY_PROGRESS and not flat
     unstable = stalled or st.jump >= EARLY_JUMP
     window = f"steps {st.first_step}-{st.last_step}" if st.first_step is not None else f"the first {st.n} logged values"
     narrative = [
@@ -486,8 +494,6 @@ def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
         + (f", and jumped to {st.jump + 1:.1f}x its recent level at step {st.jump_at.step}" if st.jump >= EARLY_JUMP and
            st.jump_at is not None else "") + ".",
     ]
-    end = st.last_step if st.last_step is not None else EARLY_STEPS
-    skipped = _early_skips(state, track, end)
     evidence = [pts[0][2].source]
     if st.jump_at is not None and st.jump >= EARLY_JUMP:
         evidence.append(st.jump_at.source)

@@ -293,3 +293,39 @@ def test_apex_overflow_lines_without_the_scaler_number() -> None:
         lines += [f"Iteration:  51%|█████▏    | {n}/11037 [31:18<28:47,  3.10it/s]Rank 0 :: Gradient overflow.  "
                   f"Skipping step, reducing loss scale to {s}", "Average Loss = nan Step Loss = nan"]
     assert _run(lines)[0].failure == "loss_scale_collapse"
+
+
+def _regrowing(every: int, steps: int, msg: str) -> list[str]:
+    """A step line every 10 steps, an overflow every ``every`` steps; the scale grows back
+    (x4) after each overflow, so every overflow starts from above the previous one's result."""
+    lines = []
+    for step in range(1, steps + 1):
+        if step % every == 0:
+            lines.append(msg.format(step=step, a=8192, b=4096))
+        if step % 10 == 0:
+            lines.append(f"2026-12-06 01:{step:02d}:56,000 rank=0 INFO step {step} loss {3 - step / steps:.3f} scale 4096")
+    return lines
+
+
+def test_a_scaler_that_regrows_and_overflows_on_many_steps_keeps_skipping() -> None:
+    """A hand-written GradScaler loop (corpus g16-047) and a DeepSpeed-style scaler with a short
+    growth window (corpus g17b-027): the scale climbs back and overflows again every few steps
+    for the whole run. Early in the run and at a high scale, but one step in six thrown away."""
+    own = ("2026-12-06 01:{step:02d}:55,436 rank=1 WARNING step {step}: found inf/nan in fp16 grads (loss=99.39), "
+           "optimizer step skipped, scale {a} -> {b}")
+    for msg in (own, _DS.replace("10:12:{s:02d}", "10:{step:02d}:30")):
+        found = {i.failure for i in _run(_regrowing(6, 120, msg))}
+        assert "fp16_overflow_skips" in found and "loss_scale_warmup" not in found, msg
+    # two regrowths are not yet a cycle the run keeps paying for
+    found = {i.failure for i in _run(_regrowing(6, 18, own) + _regrowing(100, 100, own)[-1:])}
+    assert "fp16_overflow_skips" not in found
+
+
+def test_loss_scale_back_offs_told_in_words() -> None:
+    """MMCV's Fp16OptimizerHook ('Check overflow, downscale loss scale to X') and a loop's own
+    'loss scale halved to X': each is a move of the scale, down to a collapse here."""
+    mm = "2021-06-02 10:11:{s:02d},123 - mmdet - WARNING - Check overflow, downscale loss scale to {v}"
+    words = "WARNING: gradient overflow at step {s}, skipping update; loss scale halved to {v}"
+    for fmt in (mm, words):
+        lines = [fmt.format(s=s, v=v) for s, v in enumerate((8.0, 4.0, 2.0, 1.0, 0.5))]
+        assert _run(lines)[0].failure == "loss_scale_collapse", fmt

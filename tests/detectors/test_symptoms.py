@@ -28,6 +28,7 @@ from detectors.symptoms import (
 )
 from detectors.tracks import SymptomTrack, _Thinned
 from tests.conftest import REPO
+from tests.helpers import fed_state
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "seed"
 _RANK = re.compile(r"rank_?(\d+)")
@@ -366,3 +367,17 @@ def test_baseline_errors_are_one_readable_message(tmp_path: Path, recorded: dict
     assert r.returncode == 2 and "--baseline" in r.stderr and "Traceback" not in r.stderr
     r = diagnose_cli(str(recorded["bf16"]), "--expect-speedup", "1.5", "-f", "json")
     assert r.returncode == 0 and any("--baseline" in n for n in json.loads(r.stdout)["notes"])
+
+
+def test_a_flat_early_loss_after_the_scalers_first_steps_is_no_instability() -> None:
+    """corpus g16-020: five halvings in the first steps, then a loss flat within 4 % of 2.08
+    for 120 steps: the ups are noise, no warning (a loss that jumps still warns)."""
+    lines = [f"[rank 0] Gradient overflow. Skipping step {s}, loss scale reduced to {2 ** (24 - s)}" for s in range(1, 6)]
+    flat = [2.10, 2.09, 2.03, 2.10, 2.07, 2.04, 2.07, 2.09, 2.08, 2.08, 2.16, 2.05]
+    ok = lines + [f"[rank 0] step {10 * (i + 1):4d} | loss {v:.4f} | scale 524288" for i, v in enumerate(flat)]
+    found = {i.failure: i.severity for i in incidents(fed_state(ok, "train.log"))}
+    assert found.get("fp16_early_instability") in (None, "info")
+    jumpy = [*flat[:8], 6.5, *flat[9:]]
+    bad = lines + [f"[rank 0] step {10 * (i + 1):4d} | loss {v:.4f} | scale 524288" for i, v in enumerate(jumpy)]
+    found = {i.failure: i.severity for i in incidents(fed_state(bad, "train.log"))}
+    assert found.get("fp16_early_instability") == "warning"
