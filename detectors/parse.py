@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
-from detectors.parsers import context, exceptions, launcher, metrics, perf, stall_list, workermap
+from detectors.parsers import context, exceptions, launcher, metrics, perf, sections, stall_list, workermap
 from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
@@ -75,7 +75,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, exceptions.CPP_CONT_RULE,
                         exceptions.UNRAISABLE_RULE,
                         *stall_list.RULES,
-                        *workermap.RULES]
+                        *workermap.RULES, *sections.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 

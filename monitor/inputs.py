@@ -16,21 +16,16 @@ log) is decided by ``detectors.filekind.classify``, the same call the live taile
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from detectors.filekind import HEAD_BYTES, Kind, classify
+from detectors.pathranks import path_ranks
 
 __all__ = ["InputError", "LogFile", "discover", "from_memory", "path_ranks"]
 
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
-
-_ATTEMPT = re.compile(r"(?:^|/)attempt_(?P<attempt>\d+)/(?P<lr>\d+)/(?:stdout\.log|stderr\.log|error\.json)$")
-_LOCAL = re.compile(r"(?:^|[^a-z0-9])local[_-]?rank[_-]?(?P<n>\d+)(?:\D|$)", re.IGNORECASE)
-_GLOBAL = re.compile(r"(?:^|[^a-z0-9])rank[_-]?(?P<n>\d+)(?:\D|$)", re.IGNORECASE)
-
 
 class InputError(Exception):
     """A path given on the command line cannot be read; the message says why."""
@@ -46,23 +41,6 @@ class LogFile:
     kind: str = "log"  # "log" or "error_json"
     notes: list[str] = field(default_factory=list)
     data: bytes | None = None  # the content, for files that exist only in memory (``rankwatch serve``)
-
-
-def path_ranks(rel: str) -> tuple[int | None, int | None, int | None]:
-    """(global rank, local rank, attempt) as far as the relative path tells."""
-    rel = rel.replace(os.sep, "/")
-    m = _ATTEMPT.search(rel)
-    if m:
-        return None, int(m.group("lr")), int(m.group("attempt"))
-    name = rel.rsplit("/", 1)[-1]
-    for part in (name, *reversed(rel.split("/")[:-1])):
-        lm = _LOCAL.search(part)
-        if lm:
-            return None, int(lm.group("n")), None
-        gm = _GLOBAL.search(part)
-        if gm:
-            return int(gm.group("n")), None, None
-    return None, None, None
 
 
 def _not_regular(path: Path) -> str:

@@ -75,6 +75,9 @@ class FileState:
     # it ends in an exception the interpreter printed and went on from
     unraisable: int | None = None
     shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
+    # the ranks the file's own path gave, kept when a pasted ``==> path <==`` header (parsers/sections.py)
+    # first sets the ranks of the lines below it to what its path says
+    own_ranks: tuple[int | None, int | None] | None = None
 
 
 @dataclass(slots=True)
