@@ -297,15 +297,16 @@ def _clip_rest(seg: Segment, factor: bool, first: str | None) -> bool:
 
 
 # --- bare columns: print(step, loss.item()) -------------------------------------------
+_COL_NUM = r"[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|nan|inf)"
 _COLUMNS = re.compile(
-    r"\s*(?:\d{1,9}[:,]?\s+){0,2}(?P<step>\d{1,9})[:,]?\s+(?P<v>[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|nan|inf))\s*",
+    rf"\s*(?:\d{{1,9}}[:,]?\s+){{0,2}}(?P<step>\d{{1,9}})[:,]?\s+(?P<v>{_COL_NUM})(?P<more>(?:[,\s]\s*{_COL_NUM}){{0,3}})\s*",
     re.IGNORECASE,
 )
 
 
 def _columns(m: re.Match[str], seg: Segment) -> bool:
-    """``76970 2.6265104`` / ``123892: 40490.1797``: a script that prints its step and loss
-    and nothing else. A line alone says nothing (any two numbers look like this), so a row
+    """``76970 2.6265104`` / ``123892: 40490.1797`` / ``10: 0.6931  0.6914``: a script that prints
+    its step and loss (or a few losses side by side) and nothing else. A line alone says nothing (any two numbers look like this), so a row
     counts only when the row before it in the same file had a smaller step; the value is
     marked ``unkeyed`` and judged only on gross changes (a NaN, a spike of 100x)."""
     cm = _COLUMNS.fullmatch(seg.raw)  # raw: a "123892:" step looks like Slurm's "3: " label
@@ -317,6 +318,12 @@ def _columns(m: re.Match[str], seg: Segment) -> bool:
     v = parse_number(cm.group("v"))
     if prev is None or not prev < step <= prev + 1_000_000 or v is None:
         return False
+    if math.isfinite(v) and cm.group("more"):
+        # several losses side by side (a GAN's "D G"): the first is the series judged for spikes,
+        # a non-finite one beside it is the row's NaN
+        bad = [x for x in map(parse_number, re.split(r"[,\s]+", cm.group("more").strip())) if x is not None
+               and not math.isfinite(x)]
+        v = bad[0] if bad else v
     if seg.rank_from == "prefix" and seg.pre.body != seg.raw:
         # the first column was read as a Slurm "N: " label: it is the step, the path says the rank
         seg.rank, seg.local_rank = seg.file.rank, seg.file.local_rank
@@ -557,8 +564,9 @@ def _darknet(m: re.Match[str], seg: Segment) -> bool:
 
 # --- pytorch-yolo2's RegionLoss (marvis; singleshotpose and the many forks keep its print) ----
 # "371: nGT 19, recall 13, proposals 0, loss: x 3.118402, y 3.105752, w nan, h nan, conf 164.831421,
-# cls 83.258507, total nan": the images seen so far, then the loss parts and their total
-_REGION = re.compile(rf"^\s*(?P<seen>\d+): nGT \d+, recall \d+,[^:]{{0,80}}? loss: (?:[a-z]+ (?:{_NUM}), ){{1,8}}total (?P<total>{_NUM})")
+# cls 83.258507, total nan": the images seen so far, then the loss parts and their total (forks add
+# parts of their own: "class_contrast 0.000000", corpus holdout18 h18a-010)
+_REGION = re.compile(rf"^\s*(?P<seen>\d+): nGT \d+, recall \d+,[^:]{{0,80}}? loss: (?:[a-z_]+ (?:{_NUM}), ){{1,12}}total (?P<total>{_NUM})")
 
 
 def _region(m: re.Match[str], seg: Segment) -> bool:

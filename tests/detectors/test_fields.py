@@ -267,6 +267,14 @@ def test_bare_step_and_loss_columns() -> None:
     assert spike.step == 123886 and spike.rank is None  # "123880:" is a step, not a Slurm label
 
 
+def test_bare_step_and_several_loss_columns() -> None:
+    """A GAN's ``print(f"{i}: {d_loss}  {g_loss}")`` (corpus holdout18 h18a-002: "0: inf  nan",
+    then "10: nan nan"): the row is NaN whichever column went non-finite."""
+    found = _incidents(["0: 0.6931  0.6914", "10: 0.6802  0.7102", "20: 0.6754  nan", "30: nan nan"])
+    assert found["nonfinite_loss"].step == 20 and found["nonfinite_loss"].rank is None
+    assert not _incidents(["0: 0.6931  0.6914", "10: 0.6802  0.7102", "20: 0.6754  0.7213"])
+
+
 def test_bare_columns_need_a_sequence_and_a_gross_change() -> None:
     # one row alone is any two numbers
     assert not _samples("76980 nan")
