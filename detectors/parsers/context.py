@@ -30,6 +30,11 @@ _FLAG = re.compile(
 _PRECISION = re.compile(
     r"(?:\bprecision|Mixed precision type|mixed_precision)['\"]?\s*[=:]\s*['\"]?(?P<v>fp16|bf16|fp32|fp8|no|16-mixed|bf16-mixed|16-true|bf16-true|32-true|32|16|bf16)\b"
 )
+# a command line's precision flag with a space or "=" ("--precision half": EDSR; "--dtype float16",
+# "--mixed_precision fp16")
+_PRECISION_FLAG = re.compile(
+    r"--(?:precision|dtype|mixed[_-]precision)(?:=|\s+)['\"]?(?P<v>half|single|fp16|bf16|bfloat16|float16|fp32|float32|16-mixed|bf16-mixed|16|32)\b"
+)
 _AMP = re.compile(r"Using (?P<v>16bit|16-bit|bfloat16) (?:\w+ )?Automatic Mixed Precision")
 _DS_OPT = re.compile(r"Creating (?:(?P<fp16>fp16) (?:unfused )?optimizer with (?P<kind>dynamic|static) loss scale|(?P<bf16>BF16) optimizer|(?P<dtype>torch\.\w+) ZeRO stage)")
 _DTYPE = re.compile(r"(?:params_dtype\s*\.*\s*|using )(?P<v>torch\.(?:half|float16|bfloat16|float32|float))\b")
@@ -58,11 +63,11 @@ def _ctx(seg: Segment, key: str, value: object) -> None:
 
 def _precision_from(v: str) -> str | None:
     v = v.lower()
-    if v in ("fp16", "16-mixed", "16", "16bit", "16-bit", "16-true", "torch.half", "torch.float16"):
+    if v in ("fp16", "16-mixed", "16", "16bit", "16-bit", "16-true", "torch.half", "torch.float16", "half", "float16"):
         return "fp16"
     if v in ("bf16", "bf16-mixed", "bf16-true", "bfloat16", "torch.bfloat16"):
         return "bf16"
-    if v in ("fp32", "32", "32-true", "no", "torch.float32", "torch.float"):
+    if v in ("fp32", "32", "32-true", "no", "torch.float32", "torch.float", "single", "float32"):
         return "fp32"
     return None
 
@@ -73,7 +78,7 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
         if fm.group("v").lower() in _TRUE:
             k = fm.group("k")
             _ctx(seg, "precision", "bf16" if k in ("bf16", "bfloat16") else "fp16")
-    pm = _PRECISION.search(body) or _AMP.search(body)
+    pm = _PRECISION.search(body) or _AMP.search(body) or _PRECISION_FLAG.search(body)
     if pm and (p := _precision_from(pm.group("v"))):
         _ctx(seg, "precision", p)
         if p == "fp16" and _AMP.search(body):

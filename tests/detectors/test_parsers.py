@@ -224,6 +224,9 @@ CONTEXT = [
     ("Lightning tensor-core hint (§5)", "You are using a CUDA device ('NVIDIA A100-SXM4-80GB') that has Tensor Cores.", {"gpu": "NVIDIA A100-SXM4-80GB"}),
     ("nvidia-smi csv (§8.3)", "Tesla V100-SXM2-32GB, 7.0", {"gpu": "Tesla V100-SXM2-32GB"}),
     ("generic config line", "config: precision=fp16 loss_scaling=false world_size=4 backend=gloo rank=2", {"precision": "fp16", "loss_scaling": False, "world_size": 4}),
+    ("EDSR command line (corpus holdout18 h18a-006)", "python main.py --model EDSR --scale 2 --save EDSR_x2_half --reset --precision half", {"precision": "fp16"}),
+    ("a server's --dtype flag", "python -m vllm.entrypoints.openai.api_server --model m --dtype float16", {"precision": "fp16"}),
+    ("--mixed_precision flag", "accelerate launch --mixed_precision=bf16 train.py", {"precision": "bf16"}),
     ("NCCL comm init (§6)", "x3203c0s25b1n0:41523:41523 [0] NCCL INFO comm 0x55df01b24dd0 rank 24 nranks 32 cudaDev 0 nvmlDev 0 busId 7000 commId 0x2114bc51af4fb978 - Init COMPLETE", {"world_size": 32}),
 ]
 
