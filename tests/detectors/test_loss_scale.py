@@ -133,6 +133,14 @@ def test_an_unbroken_descent_from_the_initial_scale_is_warm_up_whatever_the_spac
     # thirteen halvings from 2^16 down to 8 are not a search any more
     lines = [line.format(s=f"{10 + i:02d},000", a=float(2 ** (16 - i)), b=float(2 ** (15 - i))) for i in range(13)]
     assert "loss_scale_warmup" not in {i.failure for i in _run(lines)}
+    # nor are apex's ten halvings from 2^16 to 64 right after amp.initialize, with no clock at all
+    # (corpus holdout18 h18a-017, pix2pixHD under O1)
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {v}"
+    found = {i.failure for i in _run(["loss_scale            : dynamic"] + [apex.format(v=float(2 ** (15 - i))) for i in range(10)])}
+    assert "loss_scale_warmup" not in found and "fp16_overflow_skips" in found
+    # six of them (down to 1024) still are the search
+    found = {i.failure for i in _run([apex.format(v=float(2 ** (15 - i))) for i in range(6)])}
+    assert found == {"loss_scale_warmup"}
 
 
 _MMENGINE = ("05/18 06:39:{s} - mmengine - INFO - Epoch(train)  [1][  {it}/29572]  lr: 1.0000e-04  time: 0.6741  "
