@@ -41,3 +41,26 @@ def test_a_crash_dump_is_not_a_hang() -> None:
              "Thread 0x00007f3c4e6d8740 (most recent call first):",
              '  File "/home/user/train.py", line 88 in train_step']
     assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+
+
+# gdb attached to an MXNet dist_device_sync worker stuck at the end of an epoch (corpus holdout18 h18b-012)
+_GDB = [
+    "INFO:root:Epoch[0] Batch [20]\tSpeed: 33.72 samples/sec\tTrain-accuracy=0.515625",
+    "INFO:root:Epoch[0] Resetting Data Iterator",
+    "INFO:root:Epoch[0] Time cost=35.018",
+    "#0  0x00003fffb410dd30 in pthread_cond_wait@@GLIBC_2.17 () from /usr/lib64/power8/libpthread.so.0",
+    "#1  0x00003fffb3965f6c in std::condition_variable::wait(std::unique_lock<std::mutex>&) () from /usr/lib64/libstdc++.so.6",
+    "#2  0x00003fffa6d2a3e8 in mxnet::engine::ThreadedEngine::WaitForVar(mxnet::engine::Var*) () from libmxnet.so",
+]
+
+
+def test_a_gdb_backtrace_blocked_in_a_wait_is_a_hang() -> None:
+    top = engine_verdict(_GDB)[0]
+    assert (top.failure, top.rank) == ("rank_hang", None)
+
+
+def test_a_crash_with_waiting_threads_in_its_dump_stays_the_crash() -> None:
+    """A segfault's full thread dump holds threads parked in waits: the signal is the failure."""
+    lines = ["W1212 04:02:33.403934 24044 init.cc:205] *** SIGSEGV (@0x0) received by PID 24044 (TID 0x7f6406bd7740) "
+             "from PID 0; stack trace: ***", "Segmentation fault (core dumped)", *_GDB[3:]]
+    assert engine_verdict(lines)[0].failure == "rank_segfault"
