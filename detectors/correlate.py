@@ -726,11 +726,12 @@ class _Correlator:
             return []
         speaking: set[int] = set()
         for key, rs in self.st.ranks.items():
-            if key and key[0] == "g" and (rs.n_samples or key[1] in reporters):
+            said = rs.n_samples or getattr(rs, "last_progress", None) is not None
+            if key and key[0] == "g" and (said or key[1] in reporters):
                 speaking.add(key[1])
             elif key and key[0] == "l":
                 r = self.resolve(None, key[1])
-                if r is not None and rs.n_samples:
+                if r is not None and said:
                     speaking.add(r)
         known = speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
         ws = self.world_size()
@@ -775,10 +776,28 @@ class _Correlator:
                 rs = self.st.ranks.get(("l", lr))
             return rs.last_step if rs and rs.last_step is not None else -1
 
+        def last_progress(r: int) -> float:
+            """How far a rank's metric-less progress lines got (heartbeats, per-step notes)."""
+            for key in (("g", r), ("l", next((lr for lr, g in self.st.local_to_global.items() if g == r), r))):
+                rs = self.st.ranks.get(key)
+                if rs is not None and getattr(rs, "last_progress", None) is not None:
+                    return float(rs.last_progress)
+            return -1
+
+        from_progress = False
         if len(candidates) > 1:
             steps = {r: last_step(r) for r in candidates}
             lowest = min(steps.values())
-            candidates = [r for r in candidates if steps[r] == lowest]
+            tied = [r for r in candidates if steps[r] == lowest]
+            if len(tied) > 1 and lowest < 0:
+                # no metric line says where they stopped: a heartbeat that stopped short does, when
+                # every candidate printed one and exactly one is behind the rest
+                marks = {r: last_progress(r) for r in tied}
+                low = min(marks.values())
+                behind = [r for r in tied if marks[r] == low]
+                if low >= 0 and len(behind) == 1:
+                    tied, from_progress = behind, True
+            candidates = tied
             if len(candidates) != 1:
                 return []
         r = candidates[0]
@@ -798,6 +817,8 @@ class _Correlator:
         died = not timeouts and woken is None and "rank_killed" in self.cat
         if died:
             extra["silent_death"] = True
+        if from_progress:
+            extra["behind_in_progress"] = True
         return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence, rank_from="progress",
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),

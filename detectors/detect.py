@@ -104,6 +104,8 @@ class RankState:
     skip_run: tuple[float | None, int, SampleRec] | None = None
     nonfinite: Counter[str] = field(default_factory=Counter)
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
+    # the last progress counter a line with no metric gave (parsers/progress.py: epoch-weighted)
+    last_progress: int | None = None
 
 
 # events that end a traceback block of their file: its exception line (a failure), or the
@@ -344,6 +346,8 @@ class JobState:
             self.finished = True
             ev.data["order"] = order
             self.teardowns.append(ev)
+        elif ev.kind is EventKind.PROGRESS:
+            st.last_progress = int(ev.data["progress_at"])
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
         elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):

@@ -24,7 +24,17 @@ from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
-from detectors.parsers import context, exceptions, launcher, metrics, perf, sections, stall_list, workermap
+from detectors.parsers import (
+    context,
+    exceptions,
+    launcher,
+    metrics,
+    perf,
+    progress,
+    sections,
+    stall_list,
+    workermap,
+)
 from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import split_prefixes, split_progress_parts
 from detectors.ranks import resolve_rank
@@ -75,7 +85,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, exceptions.CPP_CONT_RULE,
                         exceptions.UNRAISABLE_RULE,
                         *stall_list.RULES,
-                        *workermap.RULES, *sections.RULES]
+                        *workermap.RULES, *sections.RULES, *progress.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
@@ -108,7 +118,7 @@ class LogParser:
         # catalog fingerprint, the exception rule, a launcher line or bare number columns)
         self._shape_ids = frozenset(
             i for i, r in enumerate(self.special)
-            if r.name.startswith(("metrics.", "perf.", "context."))) if shapes else frozenset()
+            if r.name.startswith(("metrics.", "perf.", "context.", "progress."))) if shapes else frozenset()
 
     def fingerprint_ids(self, lines: Sequence[bytes]) -> list[frozenset[int]]:
         """For each line (no newline inside), the catalog fingerprints it matches (one scan)."""

@@ -101,10 +101,14 @@ _NCCL = re.compile(
 _HDR_RANK = re.compile(r"\[(?:rank|Rank|RANK)[ :=]?\s?(?P<n>\d{1,7})\]:?\s?")
 # a bare rank column between a header's separators (loguru's "| INFO     | rank1 | ", a format
 # string's "- rank=3 - "): the token alone, followed by the next separator
-_HDR_BARE_RANK = re.compile(r"(?:rank|Rank|RANK)[:=]?(?P<n>\d{1,7})\s+(?=[|-]\s)")
+# (a user's short "r3" tag too, in that position only: "| INFO    | r3 | ")
+_HDR_BARE_RANK = re.compile(r"(?:rank|Rank|RANK|r)[:=]?(?P<n>\d{1,7})\s+(?=[|-]\s)")
 _HDR_LEVEL = re.compile(r"\[?(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\]?:?(?:\s+|$)")
 _HDR_SEP = re.compile(r"[-|]\s+")
 _HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\d+)?(?=:\s|\s-\s|\s\|))[:]?\s?")
+# a time of day alone before a logger header's separator (loguru's "{time:HH:mm:ss.SSS} | ..."):
+# the header is peeled, the time kept out (no date to place it on)
+_TIME_HDR = re.compile(r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?\s(?=[|-]\s)")
 _GENERIC_TS = re.compile(
     r"\[?(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: \|)? ?"
 )
@@ -290,6 +294,8 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
                     m = _GENERIC_TS.match(s, pos)
                     if m and s[pos] in "[0123456789":
                         p.time = _ts_full(m.group("ts"))
+                        pos = _logger_header(s, m.end(), p)
+                    elif s[pos:pos + 1] in ("[", "0", "1", "2") and (m := _TIME_HDR.match(s, pos)):
                         pos = _logger_header(s, m.end(), p)
         m = _RANK.match(s, pos)  # excepthook prefix after a logger header
         if m and p.rank is None:

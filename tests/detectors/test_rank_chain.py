@@ -357,6 +357,11 @@ def test_the_bare_exception_ending_a_rank_tagged_traceback_is_that_ranks() -> No
     ("rank3: step 30 loss nan", 3),
     ("[r3] step 30 loss nan", 3),
     ("we saw rank3: step 30 loss nan", None),
+    # loguru with only the time of day and a short "r1" tag (corpus holdout17 g17b-012)
+    ("02:03:53.597 | DEBUG   | r1 | step 44: loss nan", 1),
+    ("[02:03:53] - INFO - r2 - step 44 loss nan", 2),
+    # a time of day with no header after it is no logger prefix
+    ("12:30:05 r1 step 44 loss nan", None),
 ])
 def test_a_bare_rank_column_in_a_logger_header(line: str, rank: int | None) -> None:
     from detectors.prefixes import split_prefixes
