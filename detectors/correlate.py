@@ -48,6 +48,7 @@ LATE_EPOCH = 2
 # range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
 # 128 start is below 1 after ten): past any start-up calibration
 LONG_RUN = 10
+LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad norm rises: learning
 # a scaler that regrows and overflows again REGROWTHS+ times, one overflow per 20 logged steps or
 # more over SPAN_STEPS+ steps, keeps paying for skips (a healthy one overflows once per window)
 REGROWTHS = 3
@@ -243,13 +244,24 @@ class _Correlator:
                 out.append(self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
                                         [r.source], value=r.data.get("loss", r.data.get("eval_loss")),
                                         baseline=r.data.get("baseline_median")))
-            if rs.explosion:
+            if rs.explosion and not _learning_through(rs, rs.explosion):
                 r = rs.explosion
+                if rank is not None and self._lone_grad_logger(rs):
+                    # the only rank that logs a grad norm in a multi-rank job: DDP all-reduces the
+                    # gradients before the norm, so its value is the job's, whoever prints it
+                    rank = None
                 out.append(self.finding("grad_norm_explosion", None if r.data.get("scope") == "global" else rank,
                                         r.step, r.time, [r.source],
                                         value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
         _spike_names_the_rank(out)
         return out
+
+    def _lone_grad_logger(self, logger: RankState) -> bool:
+        """No other rank logged a grad norm, while the job has other ranks."""
+        if len(self.st.seen_global | self.st.seen_local) < 2 and (self.world_size() or 0) < 2:
+            return False
+        return not any(rs is not logger and any("grad_norm" in p.data for p in rs.samples)
+                       for rs in self.st.ranks.values())
 
     def _diverged_elsewhere(self, spiking: RankState, value: Any) -> bool:
         """Another rank's own loss sat at or above this spike's value in every sample it logged:
@@ -1413,6 +1425,27 @@ def _precedes(first: list[Finding], then: list[Finding]) -> bool:
         return a.step < b.step
     ea, eb = a.evidence[0], b.evidence[0]
     return ea.path == eb.path and ea.line < eb.line
+
+
+def _learning_through(rs: RankState, at: SampleRec) -> bool:
+    """The rank's loss fell well below its earlier level at the grad norm's rise and stayed there:
+    a model leaving a plateau (the gradient grows as the loss drops), not an explosion. Needs 3+
+    finite losses before and every loss from the rise on finite and at most LEARNING_DROP of
+    their median."""
+    before: list[float] = []
+    after: list[float] = []
+    for p in rs.samples:
+        x = p.data.get("loss")
+        if not isinstance(x, float):
+            continue
+        (before if p.order < at.order else after).append(x)
+    if len(before) < 3 or not after or not all(math.isfinite(x) for x in after):
+        return False
+    base = sorted(x for x in before if math.isfinite(x))
+    if len(base) < 3:
+        return False
+    med = base[len(base) // 2]
+    return med > 0 and max(after) <= LEARNING_DROP * med
 
 
 def _spacing_trend(moves: list[ScaleMove]) -> str | None:

@@ -58,6 +58,7 @@ EARLY_STEPS = 10  # the first steps of a run, where a short series is no baselin
 # moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
 # best is a jump, unless the training loss kept falling meanwhile (over-fitting, not divergence)
 EVAL_JUMP = 4.0 / 3.0
+EVAL_MIN_RISE = 0.25  # and at least this much above its best (the training loss rule's own floor)
 # a logged perplexity this many times the median of the earlier ones is a spike, the same
 # ratio the loss itself is judged by (see JobState._ppl_spike)
 PPL_JUMP = 3.0
@@ -573,6 +574,10 @@ class JobState:
         if ev.rank_from is not None:
             d["rank_from"] = ev.rank_from
         step = ev.step
+        if step is None and "progress" in d and st.samples and _redraw(st.samples[-1], d):
+            # a progress bar redrawn with the postfix it already showed (Lightning refreshes the bar
+            # between postfix updates): the same reading again, not a flat series
+            return
         rec = SampleRec(step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
         st.n_samples += 1
@@ -691,6 +696,10 @@ class JobState:
         _, best, before = got
         if (st.spike is not None or st.first_bad_loss is not None or st.first_bad_global is not None
                 or best <= 0 or v < EVAL_JUMP * best):
+            return
+        if series == "loss" and v - best < EVAL_MIN_RISE:
+            # a held-out loss of 0.13 drifting to 0.24 between epochs of a small run is noise, not a
+            # divergence: judged, like the training loss, on an absolute rise as well
             return
         if train is not None and before is not None and train < before:
             return  # training still improving: over-fitting
@@ -1006,6 +1015,19 @@ def _halves(a: ScaleMove, b: ScaleMove) -> bool:
     b_scale = b.to_scale is not None or b.from_scale is not None
     return (a.step is not None and not a_scale and b_scale and b.step is None) or (
         b.step is not None and not b_scale and a_scale and a.step is None)
+
+
+_NOT_METRICS = frozenset({"progress", "scope", "rank_from", "generation", "attempt"})
+
+
+def _redraw(prev: SampleRec, d: dict[str, Any]) -> bool:
+    """``d`` repeats ``prev``'s metric values exactly: the bar was redrawn, nothing new was read."""
+    if prev.step is not None or "progress" not in prev.data:
+        return False
+    a = {k: v for k, v in prev.data.items() if k not in _NOT_METRICS}
+    b = {k: v for k, v in d.items() if k not in _NOT_METRICS}
+    return bool(b) and a.keys() == b.keys() and all(
+        a[k] == b[k] or (isinstance(a[k], float) and isinstance(b[k], float) and a[k] != a[k] and b[k] != b[k]) for k in b)
 
 
 def _median_mad(samples: Iterable[SampleRec], metric: str) -> tuple[float, float, int] | None:

@@ -279,7 +279,7 @@ class LogParser:
                 if best is not None and fr.entry.priority <= best[0]:
                     continue
                 m = fr.regex.search(seg.body)
-                if m is not None:
+                if m is not None and not _counted_none(seg.body, m.start()):
                     best = (fr.entry.priority, fr, m)
             if best is not None:
                 _, fr, m = best
@@ -329,6 +329,26 @@ class LogParser:
         if seg.rank is None:
             workermap.spread(out, first, state)
         annotate(out, first, state, dropped_before)
+
+
+# a count of none before the matched words: "nan-guard: 0 non-finite losses / 0 inf grads", "no NaN
+# detected", "zero overflows" (a number after a word that names a thing is that thing's index:
+# "rank 0 non-finite loss", "GPU 0 ...")
+_NONE_BEFORE = re.compile(r"(?:^|[\s(:=,;|/-])(?P<w>0|[Nn]o|NO|[Zz]ero)\s+$")
+_INDEXED_BY = frozenset({"rank", "gpu", "device", "cuda", "node", "worker", "process", "proc", "step", "iter",
+                         "iteration", "epoch", "batch", "task", "host", "local_rank", "dev", "id", "#", "card"})
+
+
+def _counted_none(body: str, start: int) -> bool:
+    """The fingerprint's words at ``start`` follow a count of none ("0 non-finite losses")."""
+    head = body[max(0, start - 40):start]
+    m = _NONE_BEFORE.search(head)
+    if m is None:
+        return False
+    if m.group("w") != "0":
+        return True
+    before = head[:m.start("w")].rstrip(" :=#[(").rsplit(None, 1)
+    return not (before and before[-1].lower().rstrip(":=#[(") in _INDEXED_BY)
 
 
 def _behind(data: dict[str, str]) -> str | None:

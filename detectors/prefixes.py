@@ -109,6 +109,7 @@ _HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\
 # a time of day alone before a logger header's separator (loguru's "{time:HH:mm:ss.SSS} | ..."):
 # the header is peeled, the time kept out (no date to place it on)
 _TIME_HDR = re.compile(r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?\s(?=[|-]\s)")
+_US_TS = re.compile(r"(?P<mo>[01]\d)/(?P<d>[0-3]\d)/(?P<y>\d{4}) (?P<hms>\d\d:\d\d:\d\d)(?:[.,]\d+)? ")
 _GENERIC_TS = re.compile(
     r"\[?(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: \|)? ?"
 )
@@ -294,6 +295,10 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
                     m = _GENERIC_TS.match(s, pos)
                     if m and s[pos] in "[0123456789":
                         p.time = _ts_full(m.group("ts"))
+                        pos = _logger_header(s, m.end(), p)
+                    elif s[pos:pos + 1] in ("0", "1") and (m := _US_TS.match(s, pos)):
+                        # the HF examples' datefmt "%m/%d/%Y %H:%M:%S" (transformers, accelerate scripts)
+                        p.time = _ts_full(f"{m.group('y')}-{m.group('mo')}-{m.group('d')} {m.group('hms')}")
                         pos = _logger_header(s, m.end(), p)
                     elif s[pos:pos + 1] in ("[", "0", "1", "2") and (m := _TIME_HDR.match(s, pos)):
                         pos = _logger_header(s, m.end(), p)

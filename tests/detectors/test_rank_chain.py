@@ -367,3 +367,17 @@ def test_a_bare_rank_column_in_a_logger_header(line: str, rank: int | None) -> N
     from detectors.prefixes import split_prefixes
 
     assert split_prefixes(line, 2026).rank == rank
+
+
+def test_the_only_rank_that_logs_a_grad_norm_does_not_own_its_explosion() -> None:
+    """accelerate's example loop: rank 0 logs the (all-reduced) grad norm, every rank logs its own
+    local loss (golden case spike-accelerate-console). The norm explodes on rank 0's line, but it is
+    the job's: no rank is named."""
+    hdr = "12/03/2026 17:56:55 - INFO - __main__ - "
+    lines = []
+    for step in range(1, 14):
+        g = 412.7 if step == 12 else 0.9 + 0.02 * step
+        lines.append(f"[default0]:{hdr}[RANK 0] step {step}: mean loss 0.30 grad_norm {g}")
+        lines += [f"[default{r}]:{hdr}[RANK {r}] step {step}: local loss 0.2{r}" for r in range(4)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("grad_norm_explosion", None)

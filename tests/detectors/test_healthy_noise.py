@@ -1,0 +1,79 @@
+"""Healthy runs whose lines look alarming to a naive reader, as generated CPU jobs print them
+(corpus holdout18 g18b: Lightning's progress bar, an accelerate loop, an HF Trainer callback).
+None of them may raise a warning: each is a class of lines, not one file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import engine_verdict
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _alerts(lines: list[str]) -> list[tuple[str, str]]:
+    return [(i.failure, i.severity) for i in engine_verdict(lines) if i.severity != "info"]
+
+
+def test_a_bar_redrawn_with_the_postfix_it_already_showed_is_one_reading() -> None:
+    """Lightning refreshes the bar between postfix updates: each step's loss appears twice, and at
+    the epoch's end the validation bar redraws the last one many times; the duplicates made the
+    per-batch loss look flat until the next normal value read as a break. (The first epoch of a
+    healthy Lightning 2.6 ddp run, corpus holdout18 g18b-008.)"""
+    lines = (FIXTURES / "lightning_bar_redraws.log").read_text(encoding="utf-8").splitlines()
+    assert _alerts(lines) == []
+
+
+def test_a_held_out_loss_drifting_up_a_little_is_no_divergence() -> None:
+    """val_loss 0.131 → 0.237 between epochs of a small run (1.8x, but 0.1 in absolute terms)."""
+    lines = [f"Epoch {e}: 100%|██████████| 16/16 [00:00<00:00, 59.54it/s, train_loss_step={t}, train_acc=1.000, "
+             f"val_loss={v}, val_acc=0.910, lr=5.00e-02]" for e, (t, v) in
+             enumerate([(0.158, 0.195), (0.0412, 0.131), (0.0501, 0.237), (0.41, 0.255), (0.0833, 0.138)])]
+    assert _alerts(lines) == []
+    # (a held-out loss that leaps by whole units still is one: tests/detectors/test_eval_jumps.py)
+
+
+def test_a_grad_norm_rising_while_the_loss_drops_is_the_model_learning() -> None:
+    """An accelerate loop leaving its plateau: grad_norm 0.05 → 4.1 as micro_loss 0.69 → 0.06."""
+    grads = [0.085, 0.137, 0.135, 0.071, 0.274, 0.164, 0.073, 0.121, 0.127, 0.054, 0.129, 0.610, 1.234, 2.384, 4.132]
+    losses = [0.6825, 0.7001, 0.6803, 0.7011, 0.7024, 0.6884, 0.7114, 0.6966, 0.6911, 0.6902, 0.6894, 0.6481,
+              0.5303, 0.1527, 0.0612]
+    lines = [f"12/06/2026 03:18:15 - INFO - __main__ - [RANK 0] epoch {u // 16} update {u} micro_loss {x} grad_norm {g}"
+             for u, x, g in zip(range(4, 64, 4), losses, grads, strict=True)]
+    assert _alerts(lines) == []
+    # the same rise with the loss climbing is an explosion
+    climbing = [ln.replace(f"micro_loss {x} ", f"micro_loss {x if i < 11 else 0.7 + i} ")
+                for i, (ln, x) in enumerate(zip(lines, losses, strict=True))]
+    assert any(f in ("grad_norm_explosion", "loss_spike") for f, _ in _alerts(climbing))
+
+
+def test_a_count_of_none_is_no_report() -> None:
+    """A NaN guard's periodic all-clear ('0 non-finite losses / 0 inf grads'), no NaN detected."""
+    ok = "[rank1] nan-guard: 0 non-finite losses / 0 inf grads in the last 20 steps (eval_loss=3.721)"
+    assert _alerts([ok, ok.replace("rank1", "rank0")]) == []
+    # a number that indexes the speaker is no count: the rank still found a non-finite loss
+    assert engine_verdict(["WARNING rank 0 non-finite loss, ending training"])[0].failure == "nonfinite_loss"
+
+
+def test_every_rank_nan_at_the_same_update_names_no_rank() -> None:
+    """HF examples' "%m/%d/%Y %H:%M:%S" timestamps and 'update N' counters: all three ranks log NaN
+    at update 16 (the gradients were all-reduced before the line): the initiator is unknown."""
+    lines = []
+    for u, bad in ((8, False), (12, False), (16, True), (20, True)):
+        for r in (2, 0, 1):
+            v = "nan" if bad else "0.69"
+            lines.append(f"12/06/2026 03:18:{u:02d} - INFO - __main__ - [RANK {r}] epoch 1 update {u} micro_loss {v} "
+                         f"grad_norm {v}")
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.step) == ("nonfinite_loss", None, 16)
+
+
+def test_the_hf_examples_date_format_is_a_logger_prefix() -> None:
+    """transformers/accelerate example scripts log with datefmt "%m/%d/%Y %H:%M:%S"."""
+    from detectors.prefixes import split_prefixes
+
+    p = split_prefixes("12/06/2026 03:18:00 - INFO - __main__ - [RANK 2] epoch 1 update 16 micro_loss nan")
+    assert (p.level, p.rank, p.body) == ("INFO", 2, "epoch 1 update 16 micro_loss nan")
+    assert p.time is not None
+    # a date alone is no prefix
+    assert split_prefixes("12/06/2026 was the day").body == "12/06/2026 was the day"
