@@ -48,6 +48,13 @@ LATE_EPOCH = 2
 # range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
 # 128 start is below 1 after ten): past any start-up calibration
 LONG_RUN = 10
+RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
+# a start-up descent: the first STARTUP_RUN+ halvings in a row, ending at STARTUP_FLOOR or above,
+# before any metric line of a later epoch (or past step LATE_STEP / 5), then at most
+# STARTUP_AFTER overflows, none below the floor: the scaler searching, whatever its initial scale
+STARTUP_RUN = 3
+STARTUP_FLOOR = 1024
+STARTUP_AFTER = 2
 LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad norm rises: learning
 # a scaler that regrows and overflows again REGROWTHS+ times, one overflow per 20 logged steps or
 # more over SPAN_STEPS+ steps, keeps paying for skips (a healthy one overflows once per window)
@@ -396,6 +403,11 @@ class _Correlator:
         if grown or settled:
             calibrating = False
             grown = True
+        if not explicit and not grown and self._startup_descent(real):
+            out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
+                                    first.time if first else None, evidence, overflows=len(real),
+                                    lowest_scale=lowest, trend=trend, startup_descent=True))
+            return out
         early = bool(steps) and len(set(steps)) > 1 and max(steps) <= 200 and calibrating
         # one unbroken run of halvings down from the initial scale, no more than 9 of them
         # (2^32 → 2^24 in DeepSpeed's first seconds; apex's 2^16 → 64 in ten overflows right
@@ -439,6 +451,26 @@ class _Correlator:
         out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
         return out
+
+    def _startup_descent(self, real: list[ScaleMove]) -> bool:
+        """The moves open with an unbroken run of halvings that stops at a scale fp16 trains at,
+        at the start of the run, and hardly any come after it (see STARTUP_*)."""
+        run = 1
+        while run < len(real):
+            a, b = real[run - 1], real[run]
+            if a.to_scale is None or b.to_scale is None or b.to_scale >= a.to_scale or b.from_scale not in (None, a.to_scale):
+                break
+            run += 1
+        end = real[run - 1].to_scale if real else None
+        rest = real[run:]
+        if run < STARTUP_RUN or end is None or end < STARTUP_FLOOR or len(rest) > STARTUP_AFTER:
+            return False
+        if any(m.to_scale is None or m.to_scale < STARTUP_FLOOR for m in rest):
+            return False
+        later = min((p.order for rs in self.st.ranks.values() for p in rs.samples
+                     if (isinstance(p.data.get("epoch"), float) and p.data["epoch"] >= 1)
+                     or (p.step is not None and p.step > LATE_STEP // 5)), default=math.inf)
+        return all(m.order < later for m in real[:run])
 
     def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
         """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a
@@ -1371,6 +1403,13 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue
             if m.to_scale is None and m.from_scale is None and p.time == m.time and m.time is not None:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
+            if (m.to_scale is not None and m.to_scale == p.to_scale and m.from_scale in (None, p.from_scale)
+                    and m.step in (None, p.step) and m.time in (None, p.time) and p.source.path == m.source.path
+                    and 0 < m.source.line - p.source.line <= RANK_COPY_LINES):
+                # "reducing loss scale to X" again a line or two below, with no step or clock of its
+                # own: another rank's copy of the same move (the scale cannot fall to X twice
+                # without growing back over a clean window in between)
+                continue
         out.append(m)
     return out
 

@@ -337,3 +337,34 @@ def test_loss_scale_back_offs_told_in_words() -> None:
     for fmt in (mm, words):
         lines = [fmt.format(s=s, v=v) for s, v in enumerate((8.0, 4.0, 2.0, 1.0, 0.5))]
         assert _run(lines)[0].failure == "loss_scale_collapse", fmt
+
+
+def test_a_startup_descent_from_any_initial_scale_is_warm_up() -> None:
+    """Hand-written fp16 loops start their scaler where they like (2^24 here, corpus holdout18
+    g18-020): six halvings in a row in the first batches, down to 262144, then two lone overflows
+    at that level over three epochs. The search, not a problem, however many epochs follow."""
+    lines = [f"[fp16] Epoch 0 [{b}/100]: gradient overflow, skipping step; loss scale {2 ** (25 - i)} -> {2 ** (24 - i)}"
+             for i, b in enumerate((1, 2, 3, 4, 5, 7), start=1)]
+    lines += ["Epoch 0 [25/100] loss=1.9163 scale=262144",
+              "[fp16] Epoch 0 [36/100]: gradient overflow, skipping step; loss scale 262144 -> 131072"]
+    lines += [f"Epoch {e} [{b}/100] loss={1.2 - 0.1 * e:.4f} scale=131072" for e in range(3) for b in (50, 75, 100)]
+    found = {i.failure: i.severity for i in _run(lines)}
+    assert found.get("loss_scale_warmup") == "info" and "fp16_overflow_skips" not in found
+    # the same descent that does not stop (down to 8) is no search
+    lines = [f"[fp16] Epoch 0 [{b}/100]: gradient overflow, skipping step; loss scale {2 ** (25 - b)} -> {2 ** (24 - b)}"
+             for b in range(1, 22)]
+    assert "loss_scale_warmup" not in {i.failure for i in _run(lines)}
+
+
+def test_every_ranks_copy_of_a_move_is_one_move() -> None:
+    """rich's handler wraps 'Gradient overflow. Skipping step, loss scale reduced to X' over two
+    lines and three ranks print it (corpus holdout18 g18-042): five halvings, not fifteen."""
+    lines = []
+    for i in range(1, 6):
+        for r in (0, 2, 1):
+            lines += [f"[03:26:59] WARNING  (r{r}) Epoch 0 [{i}/40] Gradient overflow. Skipping step, loss  ",
+                      f"                   scale reduced to {2 ** (24 - i)}"]
+    lines += [f"[03:27:0{e}] INFO     (r0) Epoch {e} [40/40] loss={1.5 - 0.3 * e:.4f} scale=524288" for e in range(3)]
+    found = {i.failure: i for i in _run(lines)}
+    assert "fp16_overflow_skips" not in found
+    assert found["loss_scale_warmup"].data["overflows"] == 5
