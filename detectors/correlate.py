@@ -48,6 +48,7 @@ LATE_EPOCH = 2
 # range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
 # 128 start is below 1 after ten): past any start-up calibration
 LONG_RUN = 10
+HANDLED_SAMPLES = 3  # metric lines after a traceback (its rank's, or any with no rank): it was handled
 RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
 # a start-up descent: the first STARTUP_RUN+ halvings in a row, ending at STARTUP_FLOOR or above,
 # before any metric line of a later epoch (or past step LATE_STEP / 5), then at most
@@ -199,6 +200,26 @@ class _Correlator:
             out.append(self.finding("nonfinite_loss", rank_of(key), r.step, r.time, [r.source], role=Role.COLLATERAL,
                                     metric="loss" if (key, r) in loss_bad else "grad_norm"))
         return out
+
+    def handled_exceptions(self, base: list[Finding]) -> None:
+        """A Python exception the program caught, logged (``logger.exception``) and went on from:
+        its rank (or, with no rank, the job) kept logging metric lines after it (HANDLED_SAMPLES or
+        more), and nothing after it says a process ended (no launcher exit or teardown, no peer
+        timing out or losing its peer, no other cause). A note (info), not the job's failure."""
+        if self.st.exits or self.st.teardowns:
+            return
+        excs = [f for f in base if f.failure == "rank_exception" and f.role is Role.CAUSE]
+        # the last first: a later traceback that was handled too does not make an earlier one fatal
+        for f in sorted(excs, key=lambda f: -f.order):
+            later = [g for g in base if g.order > f.order and g is not f and g.role is not Role.BENIGN
+                     and (g.role is Role.CAUSE or g.failure in ("collective_timeout", "peer_connection_lost"))]
+            if later:
+                continue
+            after = sum(1 for key, rs in self.st.ranks.items() for p in rs.samples
+                        if p.order > f.order and (f.rank is None or (key is not None and key[0] == "g" and key[1] == f.rank)))
+            if after >= HANDLED_SAMPLES:
+                f.role = Role.BENIGN
+                f.data["handled"] = True
 
     def infer_from_gpu_index(self, base: list[Finding]) -> None:
         """The weakest link of the rank chain: ``GPU 3`` in a rank-less error message.
@@ -824,8 +845,9 @@ class _Correlator:
             """How far a rank's metric-less progress lines got (heartbeats, per-step notes)."""
             for key in (("g", r), ("l", next((lr for lr, g in self.st.local_to_global.items() if g == r), r))):
                 rs = self.st.ranks.get(key)
-                if rs is not None and getattr(rs, "last_progress", None) is not None:
-                    return float(rs.last_progress)
+                mark = getattr(rs, "last_progress", None) if rs is not None else None
+                if mark is not None:
+                    return float(mark)
             return -1
 
         from_progress = False
@@ -838,9 +860,9 @@ class _Correlator:
                 # every candidate printed one and exactly one is behind the rest
                 marks = {r: last_progress(r) for r in tied}
                 low = min(marks.values())
-                behind = [r for r in tied if marks[r] == low]
-                if low >= 0 and len(behind) == 1:
-                    tied, from_progress = behind, True
+                short = [r for r in tied if marks[r] == low]
+                if low >= 0 and len(short) == 1:
+                    tied, from_progress = short, True
             candidates = tied
             if len(candidates) != 1:
                 return []
@@ -992,6 +1014,7 @@ class _Correlator:
             if f.data.get("speaker") is not None and f.role is Role.CAUSE:
                 own.setdefault(f.data["speaker"], []).append(f)  # the line explains its speaker's exit too
         self.infer_from_gpu_index(base)
+        self.handled_exceptions(base)
         _after_oom(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()
@@ -1043,10 +1066,11 @@ class _Correlator:
             fatal_inc.collateral += [self.collateral_entry(f) for f in numeric if f.rank != fatal_inc.rank or f.role is Role.COLLATERAL]
             numeric = []
         consequences: list[dict[str, Any]] = []
-        if (fatal_inc and fatal and all(f.role is Role.COLLATERAL for f in fatal)
+        if (fatal_inc and fatal and all(f.role is Role.COLLATERAL or f.data.get("weak") for f in fatal)
                 and any(f.role is Role.CAUSE and f.severity == "critical" for f in numeric + scale)):
-            # only consequences (a launcher's exits, teardown) beside a numeric cause (the loss
-            # scale collapsed, the loss went NaN and the job stopped itself): they are its collateral
+            # only consequences (a launcher's exits, teardown, an exit code with no error of its own)
+            # beside a numeric cause (the loss scale collapsed, the loss went NaN and the job stopped
+            # itself): they are its collateral
             consequences, fatal_inc = fatal_inc.collateral, None
         if fatal_inc:
             out.append(fatal_inc)
@@ -1405,10 +1429,10 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
             if (m.to_scale is not None and m.to_scale == p.to_scale and m.from_scale in (None, p.from_scale)
                     and m.step in (None, p.step) and m.time in (None, p.time) and p.source.path == m.source.path
-                    and 0 < m.source.line - p.source.line <= RANK_COPY_LINES):
+                    and 0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.source.text != p.source.text):
                 # "reducing loss scale to X" again a line or two below, with no step or clock of its
-                # own: another rank's copy of the same move (the scale cannot fall to X twice
-                # without growing back over a clean window in between)
+                # own, in a line that differs (its rank tag): another rank's copy of the same move
+                # (one process printing the same line again overflowed again after growing back)
                 continue
         out.append(m)
     return out

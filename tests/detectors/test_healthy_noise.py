@@ -77,3 +77,26 @@ def test_the_hf_examples_date_format_is_a_logger_prefix() -> None:
     assert p.time is not None
     # a date alone is no prefix
     assert split_prefixes("12/06/2026 was the day").body == "12/06/2026 was the day"
+
+
+_WANDB = [
+    "2026-12-06 03:19:50,155 [ERROR] (rank 0) run: experiment tracker unavailable, falling back to stdout metrics",
+    "Traceback (most recent call last):",
+    '  File "/home/user/job/train.py", line 9, in <module>',
+    "    import wandb  # optional",
+    "ModuleNotFoundError: No module named 'wandb'",
+]
+
+
+def test_a_traceback_the_program_logged_and_went_on_from_is_a_note() -> None:
+    """logger.exception() of an optional import (corpus holdout18 g18-026): every epoch follows."""
+    epochs = [f"2026-12-06 03:19:52,241 [INFO] (rank 0) run: Epoch {e} [1600/1600] loss={0.7 - 0.03 * e:.4f} acc=0.6"
+              for e in range(4)]
+    lines = _WANDB + [ln.replace("rank 0", "rank 1") for ln in _WANDB] + epochs
+    assert _alerts(lines) == []
+    # the same traceback, then the launcher reporting the worker failed: a crash
+    exit_line = ("E1206 03:19:53.000000 1234 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+                 "(exitcode: 1) local_rank: 0 (pid: 4321) of binary: /usr/bin/python3")
+    assert ("rank_exception", "critical") in _alerts(_WANDB + epochs[:1] + [exit_line])
+    # or with too few lines after it to say it went on
+    assert ("rank_exception", "critical") in _alerts(_WANDB + epochs[:1])
