@@ -48,6 +48,7 @@ LATE_EPOCH = 2
 # range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
 # 128 start is below 1 after ten): past any start-up calibration
 LONG_RUN = 10
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
 HANDLED_SAMPLES = 3  # metric lines after a traceback (its rank's, or any with no rank): it was handled
 RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
 # a start-up descent: the first STARTUP_RUN+ halvings in a row, ending at STARTUP_FLOOR or above,
@@ -713,7 +714,12 @@ class _Correlator:
             if len(ended) == 1 and None not in ended:
                 f.rank = ended.pop()
                 f.data["rank_from"] = "launcher"
-        # untagged exception text + exactly one failed worker with a positive exit code
+        # untagged exception text + exactly one failed worker with a positive exit code (the agent's
+        # "failed (exitcode: 1) local_rank: 2" and its summary's root cause are one worker, one pid)
+        workers = {e.data.get("pid") if e.data.get("pid") is not None else (e.rank, e.data.get("local_rank"))
+                   for e in positive}
+        if len(workers) == 1 and len(positive) > 1 and all(e.data.get("trusted", True) for e in positive):
+            positive = positive[:1]
         if len(positive) == 1 and positive[0].data.get("trusted", True) and positive[0] not in waiting:
             # (an untrusted launcher line names the last-spawned worker, not the failed one)
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
@@ -724,12 +730,17 @@ class _Correlator:
             comm_lines = Counter(str(f.data.get("pattern")) for f in own.get(None, [])
                                  if f.role is Role.CAUSE and f.failure in _COMM_FAILURES)
             comm_one = bool(comm_lines) and max(comm_lines.values()) == 1
+            # the same exception printed by several processes (only object addresses differ): every
+            # rank's own error, as when all of them fail on one config check; not that worker's alone
+            exc_lines = Counter((f.data.get("exc_type"), _HEX.sub("0x?", str(f.data.get("message"))))
+                                for f in own.get(None, []) if f.role is Role.CAUSE and f.failure == "rank_exception")
+            exc_one = not exc_lines or max(exc_lines.values()) == 1
             if r is not None:
                 for f in own.get(None, []):
                     if f.data.get("gpu") is not None and local is not None and int(f.data["gpu"]) != local:
                         continue  # the message names another device than the failed worker's
-                    if f.role is Role.CAUSE and (f.failure in ("rank_exception", "nonfinite_loss", "cuda_oom", "host_oom",
-                                                               "bf16_unsupported_gpu")
+                    if f.role is Role.CAUSE and ((f.failure == "rank_exception" and exc_one)
+                                                 or f.failure in ("nonfinite_loss", "cuda_oom", "host_oom", "bf16_unsupported_gpu")
                                                  or (comm_one and f.failure in _COMM_FAILURES)):
                         f.rank = r
                         f.data["rank_from"] = "launcher"
@@ -786,7 +797,11 @@ class _Correlator:
                      and f.rank is not None and not f.data.get("observed")}
         if not reporters or any(f.failure == "rank_hang" and f.rank is not None for f in fatal):
             return []
-        causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and f.priority > self.cat["rank_hang"].priority]
+        # a cause that outranks a hang, or a communication error a rank printed itself (it called the
+        # collective wrongly or its transport failed: its peers wait on it, they do not hang)
+        causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and (
+            f.priority > self.cat["rank_hang"].priority
+            or (f.rank is not None and self.cat[f.failure].category == "distributed"))]
         if causes:
             return []
         speaking: set[int] = set()

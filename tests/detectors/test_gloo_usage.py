@@ -1,0 +1,70 @@
+"""A collective called wrongly on one rank under gloo, and what torchrun says about it.
+
+Lines from CPU torchrun jobs (torch 2.13, gloo; corpus holdout18 g18-025, g18-038, g18-053,
+g18b-029): c10d's argument checks (``ProcessGroupGloo::allgather: invalid tensor size``,
+``Cannot use ReduceOp.BAND with non-integral dtype``), gloo's own enforce failures, and the
+agent's two reports of one failed worker (its ``failed (exitcode: 1) local_rank: N`` line and the
+summary's root cause).
+"""
+
+from __future__ import annotations
+
+from tests.helpers import engine_verdict
+
+
+def _summary(failed: int, world: int, pid0: int = 24173) -> list[str]:
+    lines = [f"E1206 03:19:38.927000 24160 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) "
+             f"local_rank: {failed} (pid: {pid0 + failed}) of binary: /usr/bin/python3",
+             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+             "============================================================", "train.py FAILED",
+             "------------------------------------------------------------", "Failures:"]
+    others = [r for r in range(world) if r != failed]
+    for i, r in enumerate(others, 1):
+        lines += [f"[{i}]:", "  time      : 2026-12-06_03:19:38", "  host      : localhost",
+                  f"  rank      : {r} (local_rank: {r})", f"  exitcode  : -15 (pid: {pid0 + r})  (SIGTERM)",
+                  "  error_file: <N/A>", f"  traceback : Signal 15 (SIGTERM) received by PID {pid0 + r}"]
+    lines += ["------------------------------------------------------------", "Root Cause (first observed failure):",
+              "[0]:", "  time      : 2026-12-06_03:19:38", "  host      : localhost",
+              f"  rank      : {failed} (local_rank: {failed})", f"  exitcode  : 1 (pid: {pid0 + failed}) ",
+              "  error_file: <N/A>",
+              "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+              "============================================================"]
+    return lines
+
+
+_PEER = ("[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+         "closed by peer [127.0.0.1]:26020. This is typically caused by a remote worker crashing.")
+
+
+def test_a_rank_that_called_a_collective_wrongly_is_the_initiator() -> None:
+    for err in ("[rank2]: RuntimeError: Cannot use ReduceOp.BAND with non-integral dtype",
+                "[rank2]: RuntimeError: ProcessGroupGloo::allgather: invalid tensor size at index 0 (expected (1920), got (2048))"):
+        lines = ["[rank2]: Traceback (most recent call last):", '[rank2]:   File "/home/user/job/train.py", line 41, in <module>',
+                 "[rank2]:     dist.all_reduce(flag, op=dist.ReduceOp.BAND)", err,
+                 "[rank1]: Traceback (most recent call last):", _PEER.format(r=1), *_summary(2, 3)]
+        top = engine_verdict(lines)[0]
+        # (rank 0, silent, is not a dead rank its peers lost: rank 2 raised, its peers lost it)
+        assert (top.failure, top.rank) == ("nccl_error", 2), err
+
+
+def test_an_untagged_init_error_is_the_one_failed_workers() -> None:
+    """gloo fails in init_process_group (before any rank tag): the agent's line and its summary
+    both name local rank 2, one worker (one pid)."""
+    lines = ["Traceback (most recent call last):", '  File "/home/user/job/train.py", line 12, in <module>',
+             "    dist.init_process_group(backend='gloo')",
+             "RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:84] "
+             "ifa != nullptr. Unable to find address for: ib0", *_summary(2, 3)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nccl_error", 2)
+
+
+def test_every_process_failing_the_same_check_names_no_rank() -> None:
+    """Fabric's strategy conflict, printed by all three processes (only object addresses differ):
+    the launcher's root cause is just the first exit it saw."""
+    lines = []
+    for addr in ("0x7f4532ebd510", "0x7f9d0a88ef90", "0x7f0663c9ec50"):
+        lines += ["Traceback (most recent call last):", '  File "/home/user/job/train.py", line 8, in <module>',
+                  f"ValueError: Your code has `Fabric(strategy=<lightning.fabric.strategies.ddp.DDPStrategy object at "
+                  f"{addr}>, ...)` but it conflicts with the value `--strategy=ddp` set through the CLI."]
+    top = engine_verdict(lines + _summary(1, 3))[0]
+    assert (top.failure, top.rank) == ("rank_exception", None)
