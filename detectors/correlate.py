@@ -741,6 +741,8 @@ class _Correlator:
                         continue  # the message names another device than the failed worker's
                     if f.role is Role.CAUSE and ((f.failure == "rank_exception" and exc_one)
                                                  or f.failure in ("nonfinite_loss", "cuda_oom", "host_oom", "bf16_unsupported_gpu")
+                                                 # a device fault a worker raised (torch.AcceleratorError)
+                                                 or self.cat[f.failure].category == "hardware"
                                                  or (comm_one and f.failure in _COMM_FAILURES)):
                         f.rank = r
                         f.data["rank_from"] = "launcher"

@@ -52,3 +52,26 @@ def test_a_corrected_platform_error_is_not_a_gpu_fault() -> None:
         "kernel: [ 2484.374031] {359}[Hardware Error]:   section_type: PCIe error",
     ]
     assert not [i for i in engine_verdict(lines) if i.hardware]
+
+
+def test_a_device_fault_a_spawned_worker_raised_is_that_workers() -> None:
+    """torch.multiprocessing.spawn names the failed process above the traceback it re-raises
+    (a 4-process job, corpus holdout18 g18-070): the device fault is that process's."""
+    lines = [
+        "step   80 | epoch 0 | loss 0.8046",
+        "W1206 03:44:33.858000 8994 torch/multiprocessing/spawn.py:165] Terminating process 8996 via signal SIGTERM",
+        "W1206 03:44:33.859000 8994 torch/multiprocessing/spawn.py:165] Terminating process 8997 via signal SIGTERM",
+        "W1206 03:44:33.859000 8994 torch/multiprocessing/spawn.py:165] Terminating process 8998 via signal SIGTERM",
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 211, in join',
+        "    raise ProcessRaisedException(msg, error_index, failed_process.pid)",
+        "torch.multiprocessing.spawn.ProcessRaisedException: ",
+        "",
+        "-- Process 3 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/home/user/job/train.py", line 20, in worker',
+        "    x = p2p_copy(x, rank, step)",
+        "torch.AcceleratorError: CUDA error: uncorrectable NVLink error detected during the execution",
+    ]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("gpu_xid", 3)
