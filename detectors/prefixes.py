@@ -72,6 +72,8 @@ _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] "
 _USER_RANK = re.compile(r"(?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
+# ... after the level word alone (a format string "%(levelname)s rank%(rank)s: %(message)s")
+_LEVEL_USER_RANK = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[: ](?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
 _C10 = re.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
 )
@@ -250,6 +252,10 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         break
     m = _RANK.match(s, pos) or (_USER_RANK.match(s, pos) if pos == 0 else None)
     if m:
+        p.rank = int(m.group("n"))
+        pos = m.end()
+    elif pos == 0 and s[:1] in "DIWEC" and (m := _LEVEL_USER_RANK.match(s)):
+        p.level = m.group("lvl")
         p.rank = int(m.group("n"))
         pos = m.end()
     m = _C10.match(s, pos)

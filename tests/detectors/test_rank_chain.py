@@ -362,6 +362,9 @@ def test_the_bare_exception_ending_a_rank_tagged_traceback_is_that_ranks() -> No
     ("[02:03:53] - INFO - r2 - step 44 loss nan", 2),
     # a time of day with no header after it is no logger prefix
     ("12:30:05 r1 step 44 loss nan", None),
+    # the level word, then the user's tag ("%(levelname)s rank%(rank)s: %(message)s", corpus holdout18 g18-030)
+    ("WARNING rank3: non-finite loss (nan) at epoch 1 batch 37/80", 3),
+    ("WARNING the rank3: tag is not at the start", None),
 ])
 def test_a_bare_rank_column_in_a_logger_header(line: str, rank: int | None) -> None:
     from detectors.prefixes import split_prefixes
