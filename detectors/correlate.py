@@ -202,6 +202,24 @@ class _Correlator:
                                     metric="loss" if (key, r) in loss_bad else "grad_norm"))
         return out
 
+    def thread_deaths(self, fatal: list[Finding]) -> list[Finding]:
+        """A thread of a rank died of an exception (threading.excepthook's report) and then its
+        peers timed out or lost it: the rank lived on without the work that thread did (a prefetch
+        or data thread) and never reached the collective. That rank hung; the exception is why."""
+        out: list[Finding] = []
+        for f in fatal:
+            if f.failure != "rank_exception" or not f.data.get("in_thread") or f.role is not Role.CAUSE or f.rank is None:
+                continue
+            waits = [g for g in fatal if g.failure in ("collective_timeout", "peer_connection_lost")
+                     and g.rank != f.rank and g.order > f.order]
+            if not waits:
+                continue
+            f.role = Role.COLLATERAL
+            out.append(self.finding("rank_hang", f.rank, f.step, f.time, [f.evidence[0], waits[0].evidence[0]],
+                                    rank_from=f.data.get("rank_from") or "prefix", thread_died=f.data.get("exc_type"),
+                                    reporters=sorted({g.rank for g in waits if g.rank is not None})))
+        return out
+
     def handled_exceptions(self, base: list[Finding]) -> None:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
         its rank (or, with no rank, the job) kept logging metric lines after it (HANDLED_SAMPLES or
@@ -1070,6 +1088,7 @@ class _Correlator:
         fatal += exits
         absent = self.absent_from_sync(fatal)
         fatal += [f for f in absent if f.data["stalled"]]
+        fatal += self.thread_deaths(fatal)
         fatal += self.hang(fatal)
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]

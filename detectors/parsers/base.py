@@ -78,6 +78,8 @@ class FileState:
     # the ranks the file's own path gave, kept when a pasted ``==> path <==`` header (parsers/sections.py)
     # first sets the ranks of the lines below it to what its path says
     own_ranks: tuple[int | None, int | None] | None = None
+    # threading.excepthook's "Exception in thread ...:" header being read: (its line, its (rank, local rank) tags)
+    thread_exc: tuple[int, tuple[int | None, int | None]] | None = None
 
 
 @dataclass(slots=True)

@@ -15,7 +15,8 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES", "UNRAISABLE_RULE"]
+__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES", "THREAD_RULE",
+           "UNRAISABLE_RULE"]
 
 _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception))(?::\s*(?P<msg>.*)|\s*$)"
@@ -47,6 +48,12 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
                 # and then went on: the process did not die of it
                 return True
         data = {"exc_type": em.group("type"), "message": (em.group("msg") or "").strip()[:500]}
+        thread = getattr(seg.file, "thread_exc", None)  # (a FileState pickled by an older version lacks it)
+        if thread is not None:
+            seg.file.thread_exc = None
+            if 0 < seg.source.line - thread[0] <= UNRAISABLE_LINES and thread[1] == (seg.rank, seg.local_rank):
+                # threading.excepthook's report: a thread of the process died, the process did not
+                data["in_thread"] = True
         if short in _TEARDOWN_TYPES:
             failure = "launcher_teardown"
         elif short == "FatalError" and data["message"].startswith(_PADDLE_ABORT):
@@ -179,6 +186,16 @@ CPP_CONT_RULE = Rule("rank.cpp_continued", r"\[rank\d+\]:\[[WEIF][^\]\n]{0,60}\.
 def _unraisable(m: re.Match[str], seg: Segment) -> bool:
     seg.file.unraisable = seg.source.line
     return False
+
+
+def _thread_died(m: re.Match[str], seg: Segment) -> bool:
+    seg.file.thread_exc = (seg.source.line, (seg.rank, seg.local_rank))
+    return False
+
+
+# "Exception in thread Thread-3 (prefetch):" above a traceback: threading.excepthook (CPython
+# Lib/threading.py) reporting a thread that died of an exception; the rest of the process goes on
+THREAD_RULE = Rule("exception.thread", r"Exception in thread [^\n]{1,120}:", _thread_died)
 
 
 # "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x...>", "Exception ignored
