@@ -48,6 +48,7 @@ LATE_EPOCH = 2
 # range fp16 training settles in (2^10..2^16 from torch/apex/DeepSpeed's 2^16 start; fairseq's
 # 128 start is below 1 after ten): past any start-up calibration
 LONG_RUN = 10
+STATIC_OVERFLOWS = 5  # overflow reports under a static loss scale that make it a problem
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 HANDLED_SAMPLES = 3  # metric lines after a traceback (its rank's, or any with no rank): it was handled
 RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
@@ -537,6 +538,11 @@ class _Correlator:
     def _skip_rate(self) -> list[Finding]:
         """DeepSpeed ``step=N, skipped=M``: a high skip rate after warm-up; or Megatron lines on
         which every iteration was skipped at a loss scale that never moves (``static_skips``)."""
+        so = getattr(self.st, "static_overflows", None)
+        if so is not None and so[2] >= STATIC_OVERFLOWS:
+            # a static loss scale overflowing again and again: every such step is thrown away and the
+            # scale never comes down to where the gradients fit
+            return [self.finding("fp16_overflow_skips", None, so[1], None, [so[0]], skipped=so[2], static_scale=True)]
         static = getattr(self.st, "static_skips", None)
         if static is not None:
             a, b = static

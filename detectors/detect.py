@@ -200,6 +200,9 @@ class JobState:
         # the first and latest record of STATIC_SKIP_LINES log lines in a row whose every
         # iteration was skipped at an unmoving loss scale (see _interval_skips)
         self.static_skips: tuple[SampleRec, SampleRec] | None = None
+        # overflow reports under a static loss scale (the step skipped, the scale unchanged): the
+        # first one, its step and how many (a static scaler never backs off: these are no ScaleMoves)
+        self.static_overflows: tuple[Source, int | None, int] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -220,6 +223,7 @@ class JobState:
         self.__dict__.setdefault("open_blocks", {})
         self.__dict__.setdefault("window", WINDOW)
         self.__dict__.setdefault("static_skips", None)
+        self.__dict__.setdefault("static_overflows", None)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -400,6 +404,11 @@ class JobState:
 
     def _match(self, ev: Event, order: int, step: int | None) -> None:
         failure = ev.failure or "rank_exception"
+        if failure == "fp16_overflow_skips" and ("static_scale" in ev.data or "static_scale2" in ev.data):
+            # an overflow under a static loss scale: counted (every rank's copy too: a count of reports)
+            so = self.static_overflows
+            self.static_overflows = (ev.source, step, 1) if so is None else (so[0], so[1], so[2] + 1)
+            return
         if failure == "fp16_overflow_skips":
             d = ev.data
             to_scale = _float(d.get("to_scale"))

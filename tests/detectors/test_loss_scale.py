@@ -366,3 +366,16 @@ def test_every_ranks_copy_of_a_move_is_one_move() -> None:
     found = {i.failure: i for i in _run(lines)}
     assert "fp16_overflow_skips" not in found
     assert found["loss_scale_warmup"].data["overflows"] == 5
+
+
+def test_overflows_under_a_static_loss_scale_keep_skipping() -> None:
+    """A fixed scale (`--loss-scale 262144`) never backs off, so the same overflow comes back and
+    every such step is thrown away (corpus holdout18 g18-051, g18b-019). No scale moves: it is not
+    a collapse, and a couple of them are not yet a problem."""
+    msg = "[fp16] epoch 1 iter {i}: gradient overflow with static loss scale 262144, skipping update ({i} skipped so far)"
+    lines = ["epoch 0 iter 50/50 loss 1.5217 skipped_total 0"] + [msg.format(i=i) for i in range(1, 40, 5)]
+    top = _run(lines)[0]
+    assert (top.failure, top.severity) == ("fp16_overflow_skips", "warning")
+    assert not [i for i in _run(lines[:3]) if i.severity != "info"]
+    other = "[rank0] 03:19:46 step {i}: skipping step, overflow (static loss scale 128); {n} steps skipped so far"
+    assert _run([other.format(i=190 + n, n=n + 1) for n in range(8)])[0].failure == "fp16_overflow_skips"
