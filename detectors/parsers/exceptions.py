@@ -15,7 +15,8 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES", "THREAD_RULE",
+__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "INTERRUPT_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES",
+           "THREAD_RULE",
            "UNRAISABLE_RULE"]
 
 _EXC = re.compile(
@@ -186,6 +187,22 @@ CPP_CONT_RULE = Rule("rank.cpp_continued", r"\[rank\d+\]:\[[WEIF][^\]\n]{0,60}\.
 def _unraisable(m: re.Match[str], seg: Segment) -> bool:
     seg.file.unraisable = seg.source.line
     return False
+
+
+_INTERRUPT = re.compile(r"\s*KeyboardInterrupt(?::.*)?\s*")
+
+
+def _interrupted(m: re.Match[str], seg: Segment) -> bool:
+    """A traceback ending in ``KeyboardInterrupt``: the process was interrupted (Ctrl-C, a
+    launcher's SIGINT), no failure of its own; said like a worker reporting the launcher's signal
+    (it also ends the traceback block, which is no unfinished traceback then)."""
+    if _INTERRUPT.fullmatch(seg.body) is None:
+        return False
+    seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": "SIGINT", "reporter": "self", "interrupted": True})
+    return True
+
+
+INTERRUPT_RULE = Rule("exception.interrupt", r"KeyboardInterrupt", _interrupted)
 
 
 def _thread_died(m: re.Match[str], seg: Segment) -> bool:

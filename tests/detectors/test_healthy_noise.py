@@ -100,3 +100,20 @@ def test_a_traceback_the_program_logged_and_went_on_from_is_a_note() -> None:
     assert ("rank_exception", "critical") in _alerts(_WANDB + epochs[:1] + [exit_line])
     # or with too few lines after it to say it went on
     assert ("rank_exception", "critical") in _alerts(_WANDB + epochs[:1])
+
+
+def test_a_job_the_user_interrupted_is_no_crash() -> None:
+    """Ctrl-C on an mp.spawn job (corpus holdout18 g18-058): the parent's traceback ends in a bare
+    ``KeyboardInterrupt``. Not an unfinished traceback, not a rank's exception."""
+    lines = [
+        "2026-12-06 03:35:37,303 | INFO    | rank=0 | Epoch 0 [75/100] loss 1.0858",
+        "Traceback (most recent call last):",
+        '  File "/home/user/job/train.py", line 29, in <module>',
+        "    mp.spawn(worker, args=(4,), nprocs=4, join=True)",
+        '  File "/usr/lib/python3.11/selectors.py", line 415, in select',
+        "    fd_event_list = self._selector.poll(timeout)",
+        "KeyboardInterrupt",
+    ]
+    assert _alerts(lines) == []
+    # a KeyboardInterrupt quoted in a message is no interruption
+    assert _alerts(["2026-12-06 03:35:37,303 | INFO | rank=0 | catching KeyboardInterrupt to save a checkpoint"]) == []
