@@ -257,7 +257,9 @@ class _Correlator:
         spawned = self.ctx.get("launcher") == "mp.spawn"  # torch.multiprocessing.spawn: a process per GPU
         # an NCCL process on a device other than 0 sees several GPUs: a multi-GPU job
         nccl_multi = any(f.data.get("nccl_proc") and str(f.data.get("gpu")) not in ("0", "None") for f in base)
-        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned or nccl_multi):
+        # a launcher that killed two or more worker processes had started a process per GPU
+        killed = len({t.data.get("pid") for t in self.st.teardowns if t.data.get("pid") is not None}) > 1
+        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned or nccl_multi or killed):
             return  # several GPUs failed (no one initiator), or nothing shows a multi-GPU job
         for f in base:
             gpu = f.data.get("gpu")

@@ -19,6 +19,10 @@ _ERRORS = [
     "detailed information: bfloat16 of tbe.dsl.transdata is not supported.",
     # a CUDA extension's dtype dispatch (https://github.com/microsoft/VPTQ/issues/44)
     "RuntimeError: un-supported dtype: bfloat16",
+    # the same refusal inside a JSON status dict, its quotes escaped (an agent framework's SFT on a V100,
+    # corpus holdout18 h18c-001)
+    "`{'status': 'error', 'message': '\u64cd\u4f5c\u5931\u8d25: \"_amp_foreach_non_finite_check_and_unscale_cuda\" "
+    "not implemented for \\'BFloat16\\''}`",
 ]
 
 _FALLBACKS = [

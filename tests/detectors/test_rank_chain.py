@@ -148,6 +148,17 @@ def test_a_spawned_job_shows_one_process_per_gpu() -> None:
     assert report(oom)["incidents"][0]["initiator"]["rank"] is None  # the OOM line alone shows no multi-GPU job
 
 
+def test_a_launcher_that_killed_several_workers_shows_one_process_per_gpu() -> None:
+    """DeepSpeed's launcher kills both subprocesses after an OOM on GPU 1 (a LLaMA-Factory ZeRO-3
+    run, corpus holdout18 h18c-018): a process per GPU, so GPU 1 is rank 1 (inferred)."""
+    oom = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.45 GiB (GPU 1; 23.68 GiB total "
+           "capacity; 18.98 GiB already allocated; 1.31 GiB free; 22.03 GiB reserved in total by PyTorch)")
+    kills = "\n".join(f"[2023-12-04 09:47:01,699] [INFO] [launch.py:315:sigkill_handler] Killing subprocess {p}"
+                      for p in (1357, 1358))
+    ini = report(oom + "\n" + kills)["incidents"][0]["initiator"]
+    assert (ini["rank"], ini["rank_from"], ini["inferred"]) == (1, "gpu_index", True)
+
+
 def test_a_collectors_label_before_the_torchrun_prefix() -> None:
     """Kubeflow logs shown by a collector (corpus d2-011): 'master-0 logs: [default0]:[rank0]: …'."""
     from detectors.prefixes import split_prefixes
