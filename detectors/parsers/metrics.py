@@ -358,12 +358,16 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
 # "┃ step ┃ loss     ┃ grad_norm ┃ lr   ┃" then rows "│    7 │      nan │       nan │ 0.05 │" (rich
 # tables, markdown tables printed by training scripts): the rows alone hold only numbers
 _CELLS = re.compile(r"\s*[│┃|]\s*")
+_COUNTER_CELL = re.compile(r"\d{1,9}/\d{1,9}")
 _HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
 
 
 def _cells(body: str) -> list[str]:
     parts = _CELLS.split(body.strip())
-    return parts[1:-1] if len(parts) >= 3 and not parts[0] and not parts[-1] else []
+    if len(parts) >= 3 and not parts[0] and not parts[-1]:
+        return parts[1:-1]
+    # a table printed without its outer pipes ("epoch |   batch |      loss | grad_norm")
+    return parts if len(parts) >= 3 and all(parts) else []
 
 
 def _named_columns(cells: list[str]) -> tuple[str | None, ...] | None:
@@ -392,6 +396,8 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         if empty_ok and not cell:
             continue
         v = parse_number(cell)
+        if v is None and key is None and _COUNTER_CELL.fullmatch(cell):
+            continue  # a column the table does not know holding a counter ("15/60" batches)
         if v is None or (empty_ok and not _CSV_ROW_CELL.fullmatch(cell)):
             return False  # not a row of numbers: another table, another file's text
         if key is not None and key not in values:

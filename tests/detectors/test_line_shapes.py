@@ -48,6 +48,14 @@ def test_a_table_header_names_the_columns_of_its_rows() -> None:
     # rows without a header, or a header of no metric, are nobody's metrics
     assert samples(rows) == []
     assert samples(["| name | size |", "| 7 | 12 |"]) == []
+    # " | ".join() without the outer pipes, a counter column the table does not know, a value glued to
+    # its pipe (corpus holdout18 g18-031)
+    bare = ["epoch |   batch |      loss | grad_norm |       lr", "2     |   60/60 |    0.5590 |     0.309 | 1.00e-03",
+            "3     |   15/60 |37450.7422 | 40630.996 | 1.00e+00"]
+    assert [d for _, d in samples(bare, rank=None)] == [
+        {"loss": 0.559, "grad_norm": 0.309}, {"loss": 37450.7422, "grad_norm": 40630.996}]
+    # a key/value line with pipes is no table row
+    assert samples(["step 10 | loss 2.3 | grad_norm 1e-4"], rank=None) == [(10, {"loss": 2.3, "grad_norm": 0.0001})]
 
 
 def test_deepspeed_scales_in_scientific_notation_and_a_move_told_twice() -> None:
