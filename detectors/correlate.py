@@ -148,7 +148,8 @@ class _Correlator:
                 self.recovered.append(rs.first_bad_grad)
             if rs.first_bad_global:
                 global_bad.append((key, rs.first_bad_global))
-        if self.scaling():
+        lone_grad = self._lone_bad_grad(grad_bad)
+        if self.scaling() and lone_grad is None:
             # fp16 with a dynamic scaler: a non-finite grad norm is an overflow the scaler
             # skipped (its moves are judged by loss_scale()), not a NaN in the model
             grad_bad = []
@@ -185,12 +186,17 @@ class _Correlator:
             # loss says nothing about which rank went bad first
             if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None and not self.zero_only():
                 initiator = same[0]
+        if initiator is None and lone_grad is not None and not loss_bad and not self.zero_only():
+            # one rank's own grad norm non-finite while the others logged finite ones at that step:
+            # its gradients, before any reduction (a reduced norm is the same on every rank)
+            initiator = lone_grad
         all_bad = loss_bad + grad_bad + global_bad
         all_bad.sort(key=lambda kr: clock(kr[1]))
         head = initiator or all_bad[0]
         rank = rank_of(head[0]) if initiator else None
         rec = head[1]
-        metric = "loss" if initiator or head in loss_bad else ("loss (reduced over ranks)" if head in global_bad else "grad_norm")
+        metric = ("grad_norm" if head is lone_grad else "loss") if initiator or head in loss_bad else (
+            "loss (reduced over ranks)" if head in global_bad else "grad_norm")
         f = self.finding("nonfinite_loss", rank, rec.step, rec.time, [rec.source], metric=metric,
                          local=initiator is not None, value=_value_text(rec, metric))
         if rank is not None:
@@ -240,6 +246,21 @@ class _Correlator:
             if after >= HANDLED_SAMPLES:
                 f.role = Role.BENIGN
                 f.data["handled"] = True
+
+    def _lone_bad_grad(self, grad_bad: list[tuple[RankKey, SampleRec]]) -> tuple[RankKey, SampleRec] | None:
+        """The one rank (a global tag) whose grad norm went non-finite while another rank logged a
+        finite grad norm at that same step."""
+        if len(grad_bad) != 1 or grad_bad[0][0] is None or grad_bad[0][0][0] != "g" or grad_bad[0][1].step is None:
+            return None
+        key, rec = grad_bad[0]
+        for other, rs in self.st.ranks.items():
+            if other == key or other is None:
+                continue
+            for p in rs.samples:
+                g = p.data.get("grad_norm")
+                if p.step == rec.step and isinstance(g, float) and math.isfinite(g) and p.data.get("scope") != "global":
+                    return grad_bad[0]
+        return None
 
     def infer_from_gpu_index(self, base: list[Finding]) -> None:
         """The weakest link of the rank chain: ``GPU 3`` in a rank-less error message.

@@ -165,3 +165,17 @@ def test_a_meter_dropping_non_finite_loss_terms_is_a_nonfinite_loss() -> None:
         assert top.failure == "nonfinite_loss"
         assert top.rank is None
         assert top.evidence[0].text.startswith("Warning: Moving average ignored")
+
+
+def test_one_ranks_own_grad_norm_going_inf_names_it() -> None:
+    """Per-rank lines (a pipe style, corpus holdout18 g18-009): from step 168 rank 1's grad norm is
+    inf and its skip counter climbs while ranks 0 and 2 log finite norms at the same steps. A norm
+    of all-reduced gradients would be the same everywhere: these are rank 1's own."""
+    lines = []
+    for step in range(144, 220, 12):
+        for r in (2, 1, 0):
+            bad = r == 1 and step >= 168
+            lines.append(f"rank {r} | step {step:4d} | loss 1.79{r} | grad_norm {'inf' if bad else '0.102'} | "
+                         f"skipped {12 * ((step - 156) // 12) if bad else 0}")
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.step) == ("nonfinite_loss", 1, 168)
