@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
@@ -100,6 +101,7 @@ class _Correlator:
         self.exit_failures = {c: e.id for e in self.cat for c in e.exit_codes}
         # non-finite grad norms the run recovered from (finite values after): skipped steps
         self.recovered: list[SampleRec] = []
+        self._grad_loggers: list[RankState] | None = None  # ranks that logged a grad norm (_lone_grad_logger)
         self.spawn_waiting: list[Event] = []  # spawn exits whose traceback below ends in a wait (see exits)
 
     # ----------------------------------------------------------------- helpers
@@ -214,38 +216,57 @@ class _Correlator:
         peers timed out or lost it: the rank lived on without the work that thread did (a prefetch
         or data thread) and never reached the collective. That rank hung; the exception is why."""
         out: list[Finding] = []
-        for f in fatal:
-            if f.failure != "rank_exception" or not f.data.get("in_thread") or f.role is not Role.CAUSE or f.rank is None:
-                continue
-            waits = [g for g in fatal if g.failure in ("collective_timeout", "peer_connection_lost")
-                     and g.rank != f.rank and g.order > f.order]
-            if not waits:
+        threads = [f for f in fatal if f.failure == "rank_exception" and f.data.get("in_thread")
+                   and f.role is Role.CAUSE and f.rank is not None]
+        if not threads:
+            return out
+        waits = sorted((g for g in fatal if g.failure in ("collective_timeout", "peer_connection_lost")),
+                       key=lambda g: -g.order)
+        if not waits:
+            return out
+        # the latest wait, and the latest one from another rank than it: a wait after a thread's
+        # death from another rank than the thread's, if there is one, is one of these two
+        last = waits[0]
+        other = next((g for g in waits if g.rank != last.rank), None)
+        for f in threads:
+            seen = [g for g in (last, other) if g is not None and g.order > f.order and g.rank != f.rank]
+            if not seen:
                 continue
             f.role = Role.COLLATERAL
-            out.append(self.finding("rank_hang", f.rank, f.step, f.time, [f.evidence[0], waits[0].evidence[0]],
+            out.append(self.finding("rank_hang", f.rank, f.step, f.time, [f.evidence[0], seen[0].evidence[0]],
                                     rank_from=f.data.get("rank_from") or "prefix", thread_died=f.data.get("exc_type"),
-                                    reporters=sorted({g.rank for g in waits if g.rank is not None})))
+                                    reporters=sorted({g.rank for g in waits if g.rank is not None and g.order > f.order})))
         return out
 
     def handled_exceptions(self, base: list[Finding]) -> None:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
         its rank (or, with no rank, the job) kept logging metric lines after it (HANDLED_SAMPLES or
         more), and nothing after it says a process ended (no launcher exit or teardown, no peer
-        timing out or losing its peer, no other cause). A note (info), not the job's failure."""
-        if self.st.exits or self.st.teardowns:
+        timing out or losing its peer, no other cause). A note (info), not the job's failure.
+        One pass from the last finding back (a later traceback that was handled too does not make
+        an earlier one fatal), the samples after one found by bisection: linear in the job's size."""
+        if self.st.exits or self.st.teardowns or not any(f.failure == "rank_exception" for f in base):
             return
-        excs = [f for f in base if f.failure == "rank_exception" and f.role is Role.CAUSE]
-        # the last first: a later traceback that was handled too does not make an earlier one fatal
-        for f in sorted(excs, key=lambda f: -f.order):
-            later = [g for g in base if g.order > f.order and g is not f and g.role is not Role.BENIGN
-                     and (g.role is Role.CAUSE or g.failure in ("collective_timeout", "peer_connection_lost"))]
-            if later:
-                continue
-            after = sum(1 for key, rs in self.st.ranks.items() for p in rs.samples
-                        if p.order > f.order and (f.rank is None or (key is not None and key[0] == "g" and key[1] == f.rank)))
-            if after >= HANDLED_SAMPLES:
-                f.role = Role.BENIGN
-                f.data["handled"] = True
+        by_rank: dict[int, list[int]] = {}
+        every: list[int] = []
+        for key, rs in self.st.ranks.items():
+            orders = [p.order for p in rs.samples]
+            every += orders
+            if key is not None and key[0] == "g":
+                by_rank.setdefault(key[1], []).extend(orders)
+        every.sort()
+        for orders in by_rank.values():
+            orders.sort()
+        fatal_after = False
+        for f in sorted(base, key=lambda f: -f.order):
+            if f.failure == "rank_exception" and f.role is Role.CAUSE and not fatal_after:
+                orders = every if f.rank is None else by_rank.get(f.rank, [])
+                if len(orders) - bisect_right(orders, f.order) >= HANDLED_SAMPLES:
+                    f.role = Role.BENIGN
+                    f.data["handled"] = True
+                    continue
+            if f.role is not Role.BENIGN and (f.role is Role.CAUSE or f.failure in ("collective_timeout", "peer_connection_lost")):
+                fatal_after = True
 
     def _lone_bad_grad(self, grad_bad: list[tuple[RankKey, SampleRec]]) -> tuple[RankKey, SampleRec] | None:
         """The one rank (a global tag) whose grad norm went non-finite while another rank logged a
@@ -328,11 +349,13 @@ class _Correlator:
         return out
 
     def _lone_grad_logger(self, logger: RankState) -> bool:
-        """No other rank logged a grad norm, while the job has other ranks."""
+        """No other rank logged a grad norm, while the job has other ranks (the loggers are
+        counted once per verdict: this is asked for every rank with an explosion)."""
         if len(self.st.seen_global | self.st.seen_local) < 2 and (self.world_size() or 0) < 2:
             return False
-        return not any(rs is not logger and any("grad_norm" in p.data for p in rs.samples)
-                       for rs in self.st.ranks.values())
+        if self._grad_loggers is None:
+            self._grad_loggers = [rs for rs in self.st.ranks.values() if any("grad_norm" in p.data for p in rs.samples)]
+        return all(rs is logger for rs in self._grad_loggers[:2])
 
     def _diverged_elsewhere(self, spiking: RankState, value: Any) -> bool:
         """Another rank's own loss sat at or above this spike's value in every sample it logged:
