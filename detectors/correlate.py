@@ -29,6 +29,7 @@ from typing import Any
 from detectors.detect import JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
+from detectors.stacks import RankStack, Where, classify, compare, is_launcher, traceback_frame
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -977,6 +978,70 @@ class _Correlator:
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
 
+    def interrupted_stacks(self, fatal: list[Finding]) -> list[Finding]:
+        """A job stopped from outside (Ctrl-C, a launcher's SIGINT) with no failure of its own:
+        each worker's ``KeyboardInterrupt`` traceback is a stack sample taken at that moment
+        (detectors.stacks). When every rank but one waits in the same collective and that one
+        is somewhere else, it is the rank the others waited for: it hung. One process stopped
+        while it waited on its data loader, a queue or a lock was stuck there (a warning: no
+        peer to compare with). A job whose metric lines ran up to the stop was still making
+        progress (a healthy run someone stopped): nothing."""
+        if any(f.failure == "rank_hang" and f.rank is not None for f in fatal) or any(
+                f.role is Role.CAUSE and not f.data.get("weak") for f in fatal):
+            return []
+        samples: dict[int | None, tuple[Event, tuple[Any, ...]]] = {}
+        for t in self.st.teardowns:
+            raw = t.data.get("frames")
+            if not t.data.get("interrupted") or not raw:
+                continue
+            frames = tuple(traceback_frame(str(fn), str(file), line) for fn, file, line in raw)
+            if not is_launcher(frames):
+                samples.setdefault(self.resolve(t.rank, t.local_rank), (t, frames))
+        if not samples or self._progressing_at(min(t.time for t, _ in samples.values() if t.time is not None)
+                                               if any(t.time is not None for t, _ in samples.values()) else None):
+            return []
+        ranks = sorted(r for r in samples if r is not None)
+        if len(ranks) >= 2:
+            verdict = compare([RankStack(r, samples[r][1]) for r in ranks])
+            if verdict.outlier is None:
+                return []
+            ev = samples[verdict.outlier][0]
+            where = verdict.outlier_place.frames[0].text() if verdict.outlier_place and verdict.outlier_place.frames else None
+            return [self.finding("rank_hang", verdict.outlier, None, ev.time, [ev.source], rank_from="stacks",
+                                 stacks=verdict.reason, waiting=list(verdict.waiting)[:64], where=where,
+                                 last_step=self.last_step(verdict.outlier))]
+        if len(samples) != 1 or self.world_size() not in (None, 1):
+            return []
+        rank = next(iter(samples))
+        ev, frames = samples[rank]
+        place = classify(frames)
+        if place.kind not in (Where.DATALOADER, Where.QUEUE, Where.LOCK, Where.COLLECTIVE):
+            return []
+        return [self.finding("rank_hang", rank, None, ev.time, [ev.source], severity="warning",
+                             rank_from="prefix" if rank is not None else None, stacks=f"interrupted in {place.name}",
+                             where=place.frames[0].text() if place.frames else None, single=True)]
+
+    def _progressing_at(self, stop: float | None) -> bool:
+        """Whether the ranks' metric lines were still coming at ``stop`` (a log time): the last one
+        within max(10 s, 5 x the usual time between two of them). Unknown (no times): False."""
+        launcher = [t.time for t in self.st.teardowns if t.time is not None and t.data.get("reporter") != "self"]
+        if launcher:
+            stop = min(launcher) if stop is None else min(stop, *launcher)
+        if stop is None:
+            return False
+        last: float | None = None
+        gaps: list[float] = []
+        for rs in self.st.ranks.values():
+            times = [s.time for s in rs.samples if s.time is not None]
+            gaps += [b - a for a, b in itertools.pairwise(times) if b > a]
+            if times:
+                last = times[-1] if last is None else max(last, times[-1])
+        if last is None or last > stop:
+            return False
+        gaps.sort()
+        usual = gaps[len(gaps) // 2] if gaps else 0.0
+        return stop - last < max(10.0, 5 * usual)
+
     def _woken_by_teardown(self, fatal: list[Finding], reporters: set[int]) -> int | None:
         """The one rank whose only report is a lost peer that came after it said it received the
         launcher's SIGTERM, while the others timed out: it sat silent in its hang until the
@@ -1141,6 +1206,7 @@ class _Correlator:
         absent = self.absent_from_sync(fatal)
         fatal += [f for f in absent if f.data["stalled"]]
         fatal += self.thread_deaths(fatal)
+        fatal += self.interrupted_stacks(fatal)
         fatal += self.hang(fatal)
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
@@ -1285,6 +1351,15 @@ class _Correlator:
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
                              "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif failure == "rank_hang" and d.get("stacks"):
+            if d.get("single"):
+                lines.append(f"The job was stopped from outside (Ctrl-C) while it waited: {d['stacks']} "
+                             f"({d.get('where')}). A job stopped there had stopped making progress, most often a "
+                             "data loader whose workers died or deadlocked.")
+            else:
+                lines.append(f"The job was stopped from outside (Ctrl-C or the launcher's SIGINT), and each rank's "
+                             f"KeyboardInterrupt traceback shows where it was at that moment: {d['stacks']}. "
+                             f"Rank {rank} held the others up.")
         elif failure == "rank_hang" and rank is not None and rank in d.get("reporters", []):
             lines.append(f"Every rank timed out, and rank {rank} is the one behind: it never enqueued the collective "
                          f"ranks {_fmt_ranks([r for r in d.get('reporters', []) if r != rank])} were waiting in.")

@@ -36,7 +36,7 @@ from detectors.parsers import (
     workermap,
 )
 from detectors.parsers.base import FileState, Rule, Segment, annotate
-from detectors.prefixes import split_prefixes, split_progress_parts
+from detectors.prefixes import split_prefixes, split_progress_parts, year_bounds, year_of
 from detectors.ranks import resolve_rank
 from detectors.scanforms import FORMS
 from detectors.scanner import NoiseRule, Scanner
@@ -83,7 +83,7 @@ class _FpRule:
 
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
                         exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, exceptions.CPP_CONT_RULE,
-                        exceptions.UNRAISABLE_RULE, exceptions.THREAD_RULE, exceptions.INTERRUPT_RULE,
+                        exceptions.UNRAISABLE_RULE, exceptions.THREAD_RULE, exceptions.INTERRUPT_RULE, exceptions.FRAME_RULE,
                         *stall_list.RULES,
                         *workermap.RULES, *sections.RULES, *progress.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
@@ -264,6 +264,12 @@ class LogParser:
         out: list[Event],
     ) -> None:
         pre = split_prefixes(rest, state.year)
+        if pre.time is not None:
+            lo, hi = year_bounds(state.year)
+            if not lo <= pre.time < hi and pre.time > 0:
+                # a dated line of another year than the file was assumed to be in: glog's
+                # year-less "W1206 03:30:21" lines below it are in that year too
+                state.year = year_of(pre.time)
         dropped_before = state.job.implausible
         rank, local, rank_from = resolve_rank(pre, state, source.line)
         seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)

@@ -124,6 +124,16 @@ def _day(year: int, month: int, day: int) -> float:
     return datetime(year, month, day, tzinfo=UTC).timestamp()
 
 
+@lru_cache(maxsize=16)
+def year_bounds(year: int) -> tuple[float, float]:
+    """Epoch seconds of a year's first and the next year's first second (UTC)."""
+    return _day(year, 1, 1), _day(year + 1, 1, 1)
+
+
+def year_of(t: float) -> int:
+    return datetime.fromtimestamp(t, tz=UTC).year
+
+
 def _hms(h: int, m: int, s: int) -> int:
     if not (0 <= h < 24 and 0 <= m < 60 and 0 <= s < 60):
         raise ValueError("time of day out of range")

@@ -41,8 +41,10 @@ __all__ = [
     "Where",
     "classify",
     "compare",
+    "is_launcher",
     "main_frames",
     "parse_dump",
+    "traceback_frame",
 ]
 
 MAX_FRAMES = 64  # per thread kept from a dump (the innermost ones)
@@ -127,6 +129,29 @@ def main_frames(dump: ProcessDump) -> tuple[Frame, ...]:
         if th.tid == dump.pid:
             return th.frames
     return dump.threads[0].frames
+
+
+_SITE = re.compile(r"(?:site|dist)-packages/")
+_STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/")
+# a launcher's own process waiting for its workers (mp.spawn's join, torchrun's agent loop):
+# where it waits says nothing about the workers
+_LAUNCHER_FILES = ("torch/multiprocessing/spawn.py", "torch/distributed/elastic/", "torch/distributed/run.py",
+                   "accelerate/commands/", "deepspeed/launcher/", "lightning/fabric/strategies/launchers/")
+
+
+def traceback_frame(function: str, file: str, line: int | None) -> Frame:
+    """A Python traceback's frame with its path shortened the way py-spy prints it (the part
+    after ``site-packages/``, a standard-library module's path below ``lib/pythonX.Y/``), so
+    that ``classify`` tells library frames from the job's own code."""
+    f = file.replace("\\", "/")
+    if (m := _SITE.search(f)) is not None or (m := _STDLIB.search(f)) is not None:
+        f = f[m.end():]
+    return Frame(function, f, line)
+
+
+def is_launcher(frames: tuple[Frame, ...]) -> bool:
+    """Frames of a launcher process (waiting for its workers), not of a worker."""
+    return any(f.file.startswith(_LAUNCHER_FILES) or "/" + _LAUNCHER_FILES[0] in f.file for f in frames)
 
 
 # ---------------------------------------------------------------------------- places

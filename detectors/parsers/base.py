@@ -78,6 +78,9 @@ class FileState:
     # the ranks the file's own path gave, kept when a pasted ``==> path <==`` header (parsers/sections.py)
     # first sets the ranks of the lines below it to what its path says
     own_ranks: tuple[int | None, int | None] | None = None
+    # the frames (``File "...", line N, in fn``) of the traceback being printed, per (rank, local
+    # rank) of its lines: an interrupted process's last frames say where it was (parsers/exceptions.py)
+    frames: dict[tuple[int | None, int | None], list[tuple[str, str, int]]] | None = None
     # threading.excepthook's "Exception in thread ...:" header being read: (its line, its (rank, local rank) tags)
     thread_exc: tuple[int, tuple[int | None, int | None]] | None = None
 

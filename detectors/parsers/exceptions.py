@@ -15,7 +15,7 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "INTERRUPT_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES",
+__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "FRAME_RULE", "INTERRUPT_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES",
            "THREAD_RULE",
            "UNRAISABLE_RULE"]
 
@@ -144,6 +144,9 @@ BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceba
 
 
 def _block(m: re.Match[str], seg: Segment) -> bool:
+    frames = getattr(seg.file, "frames", None)
+    if frames:
+        frames.pop((seg.rank, seg.local_rank), None)  # a new traceback: its frames start over
     if seg.rank is None or seg.rank_from != "prefix":
         seg.emit(EventKind.BLOCK, data={"untagged": True})  # a traceback all the same: something failed here
         return False
@@ -198,11 +201,39 @@ def _interrupted(m: re.Match[str], seg: Segment) -> bool:
     (it also ends the traceback block, which is no unfinished traceback then)."""
     if _INTERRUPT.fullmatch(seg.body) is None:
         return False
-    seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": "SIGINT", "reporter": "self", "interrupted": True})
+    data: dict[str, object] = {"pid": None, "signal": "SIGINT", "reporter": "self", "interrupted": True}
+    frames = getattr(seg.file, "frames", None)
+    if frames and (mine := frames.pop((seg.rank, seg.local_rank), None)):
+        data["frames"] = [list(f) for f in reversed(mine)]  # innermost first, as a stack sample
+    seg.emit(EventKind.TEARDOWN, data=data)
     return True
 
 
 INTERRUPT_RULE = Rule("exception.interrupt", r"KeyboardInterrupt", _interrupted)
+
+FRAME_KEEP = 8  # innermost frames kept per traceback being printed
+_FRAME = re.compile(r'\s*File "(?P<file>[^"\n]{1,400})", line (?P<line>\d{1,7}), in (?P<fn>[^\s(]{1,120})')
+
+
+def _frame(m: re.Match[str], seg: Segment) -> bool:
+    """One frame of a Python traceback (``File "/x/train.py", line 19, in <module>``): the last
+    few are kept so that a ``KeyboardInterrupt`` below them tells where the process was waiting
+    when it was stopped (detectors.stacks reads them like a live stack sample)."""
+    fm = _FRAME.match(seg.body)
+    if fm is None:
+        return False
+    if seg.file.frames is None:
+        seg.file.frames = {}
+    mine = seg.file.frames.setdefault((seg.rank, seg.local_rank), [])
+    mine.append((fm.group("fn"), fm.group("file"), int(fm.group("line"))))
+    if len(mine) > FRAME_KEEP:
+        del mine[0]
+    if len(seg.file.frames) > 4096:  # a bound on the keys (ranks) one file may hold
+        seg.file.frames.clear()
+    return False
+
+
+FRAME_RULE = Rule("exception.frame", r'File "[^"\n]{1,400}", line \d{1,7}, in ', _frame)
 
 
 def _thread_died(m: re.Match[str], seg: Segment) -> bool:

@@ -1,0 +1,116 @@
+"""A job stopped from outside: each worker's ``KeyboardInterrupt`` traceback is a stack sample.
+
+Users stop a stuck job with Ctrl-C (torchrun forwards it to every worker as SIGINT) and paste what
+that printed. Each worker's traceback ends where it was waiting at that moment. When every rank
+but one waits in the same collective (DDP's backward all-reduce, a barrier) and one is somewhere
+else (its own loop, a data loader), that one held the others up. This is ``detectors.stacks``'s
+verdict on a live py-spy sample. Shapes are from real CPU ``torchrun`` 2.13 jobs: a healthy job
+interrupted (/tmp run, both ranks in backward), corpus holdout17 g17b-031, holdout18 g18-029 (a
+rank asleep in its loader), and holdout18 h18c-010 (a single YOLOv4 process in its DataLoader's
+queue, Lornatang/YOLOv4-PyTorch style, 2020).
+"""
+
+from __future__ import annotations
+
+from tests.helpers import engine_verdict
+
+_SITE = "/opt/venv/lib/python3.11/site-packages"
+
+
+def _backward(rank: int) -> list[str]:
+    return [
+        f"[rank{rank}]: Traceback (most recent call last):",
+        f'[rank{rank}]:   File "/home/user/job/train.py", line 31, in <module>',
+        f"[rank{rank}]:     opt.zero_grad(); loss.backward(); opt.step()",
+        f'[rank{rank}]:   File "{_SITE}/torch/_tensor.py", line 623, in backward',
+        f"[rank{rank}]:     torch.autograd.backward(",
+        f'[rank{rank}]:   File "{_SITE}/torch/autograd/graph.py", line 979, in _engine_run_backward',
+        f"[rank{rank}]:     return Variable._execution_engine.run_backward(",
+        f"[rank{rank}]: KeyboardInterrupt",
+    ]
+
+
+def _loader(rank: int) -> list[str]:
+    return [
+        f"[rank{rank}]: Traceback (most recent call last):",
+        f'[rank{rank}]:   File "/home/user/job/train.py", line 29, in <module>',
+        f"[rank{rank}]:     x, y = load_batch(step)",
+        f'[rank{rank}]:   File "/home/user/job/train.py", line 21, in load_batch',
+        f"[rank{rank}]:     time.sleep(0.5)",
+        f"[rank{rank}]: KeyboardInterrupt",
+    ]
+
+
+def _metrics(t0: int, steps: range, ranks: range) -> list[str]:
+    return [f"2026-12-06 05:17:{t0 + i:02d},266 INFO [rank{r}] step {s} loss 0.{3364 - s}"
+            for i, s in enumerate(steps) for r in ranks]
+
+
+def _stop(at: str) -> list[str]:
+    return [f"W1206 {at}.629000 23561 torch/distributed/elastic/agent/server/api.py:753] Received 2 death signal, "
+            "shutting down workers",
+            f"W1206 {at}.630000 23561 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 23676 "
+            "closing signal SIGINT"]
+
+
+def test_the_one_rank_outside_the_collective_the_others_wait_in_hung() -> None:
+    lines = [*_metrics(10, range(0, 400, 100), range(4)), *_stop("05:19:40"),
+             *_backward(0), *_backward(2), *_loader(3), *_backward(1)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.data["rank_from"]) == ("rank_hang", 3, "stacks")
+    assert "load_batch" in top.data["where"]
+
+
+def test_every_rank_in_the_same_collective_names_no_one() -> None:
+    lines = [*_metrics(10, range(0, 400, 100), range(2)), *_stop("05:19:40"), *_backward(0), *_backward(1)]
+    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+
+
+def test_a_job_stopped_while_its_metric_lines_still_came_was_making_progress() -> None:
+    # the last metric line a second before the death signal, steps a second apart: a healthy
+    # job someone stopped, caught with one rank in its own code
+    lines = [*_metrics(10, range(0, 400, 100), range(2)), *_stop("05:17:14"), *_backward(0), *_loader(1)]
+    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+
+
+def test_the_same_stop_after_minutes_of_silence_names_the_rank() -> None:
+    lines = [*_metrics(10, range(0, 400, 100), range(2)), *_stop("05:21:14"), *_backward(0), *_loader(1)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 1)
+
+
+def test_one_process_interrupted_in_its_data_loader_was_stuck_there() -> None:
+    lines = [
+        "[2020-10-15 03:47:31,824]-[train.py line:112]:===Epoch:[1/50]===",
+        "^CTraceback (most recent call last):",
+        '  File "train.py", line 113, in train',
+        "    for i, (imgs, labels) in enumerate(self.train_dataloader):",
+        '  File "/usr/local/lib/python3.6/dist-packages/torch/utils/data/dataloader.py", line 761, in _try_get_data',
+        "    data = self._data_queue.get(timeout=timeout)",
+        '  File "/usr/lib/python3.6/queue.py", line 173, in get',
+        "    self.not_empty.wait(remaining)",
+        '  File "/usr/lib/python3.6/threading.py", line 299, in wait',
+        "    gotit = waiter.acquire(True, timeout)",
+        "KeyboardInterrupt",
+    ]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
+
+
+def test_one_process_interrupted_in_its_own_code_is_no_hang() -> None:
+    lines = ["epoch 1 loss 0.52", "Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
+             "    out = model(x)", '  File "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+             "    return forward_call(*args, **kwargs)", "KeyboardInterrupt"]
+    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+
+
+def test_the_launchers_own_wait_says_nothing_about_its_workers() -> None:
+    # mp.spawn's parent interrupted in its join loop (holdout18 g18-058): it always waits there
+    lines = ["rank=1 | Epoch 0 [75/100] loss 1.1104", "Traceback (most recent call last):",
+             '  File "/tmp/j58/train.py", line 29, in <module>', "    mp.spawn(worker, args=(4,), nprocs=4, join=True)",
+             f'  File "{_SITE}/torch/multiprocessing/spawn.py", line 140, in join',
+             "    ready = multiprocessing.connection.wait(",
+             '  File "/usr/lib/python3.11/multiprocessing/connection.py", line 947, in wait',
+             '  File "/usr/lib/python3.11/selectors.py", line 415, in select',
+             "    fd_event_list = self._selector.poll(timeout)", "KeyboardInterrupt"]
+    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
