@@ -309,6 +309,10 @@ class LogParser:
                     data["presence"] = fr.fp.presence
                 if fr.fp.scaled:
                     data["scaled"] = True
+                if fr.fp.ends_rank_with:
+                    data["ends_rank_with"] = list(fr.fp.ends_rank_with)
+                if exceptions.raised_in_setup(seg):
+                    data["setup"] = True  # raised while the process group was being set up
                 if seg.pre.host is not None and seg.pre.pid is not None:
                     data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process
                     if seg.pre.device is not None and "cuda_error" in data:
@@ -316,6 +320,8 @@ class LogParser:
                         # says nothing about the device)
                         data.setdefault("gpu", str(seg.pre.device))
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
+                if state.nccl_warn is not None and state.nccl_warn[0] == source.line:
+                    state.nccl_warn = None  # a WARN a fingerprint knows: not left to its return codes
                 if fr.fp.presence:
                     # a sync-point report may list several points on one line (Horovod's stalled
                     # tensors, each with its ranks): each is a report of its own

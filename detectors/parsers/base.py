@@ -56,6 +56,8 @@ class FileState:
     clip_cut: tuple[int, bool, str | None] | None = None
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)
     nccl_last: tuple[int, str, int] | None = None
+    # an NCCL WARN line no fingerprint explained: (line, (host, pid), its source)
+    nccl_warn: tuple[int, tuple[str | None, int | None], Any] | None = None
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns
@@ -81,6 +83,7 @@ class FileState:
     # the frames (``File "...", line N, in fn``) of the traceback being printed, per (rank, local
     # rank) of its lines: an interrupted process's last frames say where it was (parsers/exceptions.py)
     frames: dict[tuple[int | None, int | None], list[tuple[str, str, int]]] | None = None
+    frames_at: int | None = None  # line of the last such frame read
     # threading.excepthook's "Exception in thread ...:" header being read: (its line, its (rank, local rank) tags)
     thread_exc: tuple[int, tuple[int | None, int | None]] | None = None
 

@@ -15,9 +15,19 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["BLOCK_LINES", "BLOCK_RULE", "EXCEPTION_RULE", "FRAME_RULE", "INTERRUPT_RULE", "NCCL_CHAIN_RULE", "RANKMAP_RULE", "RULES",
-           "THREAD_RULE",
-           "UNRAISABLE_RULE"]
+__all__ = [
+    "BLOCK_LINES",
+    "BLOCK_RULE",
+    "EXCEPTION_RULE",
+    "FRAME_RULE",
+    "INTERRUPT_RULE",
+    "NCCL_CHAIN_RULE",
+    "RANKMAP_RULE",
+    "RULES",
+    "THREAD_RULE",
+    "UNRAISABLE_RULE",
+    "raised_in_setup",
+]
 
 _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception))(?::\s*(?P<msg>.*)|\s*$)"
@@ -70,6 +80,8 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
             failure = "collective_timeout"
         else:
             failure = "rank_exception"
+        if raised_in_setup(seg):
+            data["setup"] = True
         seg.emit(EventKind.MATCH, failure=failure, data=data)
         return True
     fm = _FATAL.match(seg.body)
@@ -169,7 +181,26 @@ def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
     pre = seg.pre
     if pre.host is not None and pre.pid is not None:
         seg.file.nccl_last = (seg.source.line, pre.host, pre.pid)
+    proc = (pre.host, pre.pid)
+    if "NCCL WARN " in seg.body:
+        # a WARN no fingerprint knows (parse.py clears this when one does): an error only if
+        # NCCL returns an error code up the stack right below it
+        seg.file.nccl_warn = (seg.source.line, proc, seg.source)
+        return False
+    warn = getattr(seg.file, "nccl_warn", None)
+    code = _CHAIN_CODE.search(seg.body)
+    if warn is not None and code is not None and warn[1] == proc and 0 < seg.source.line - warn[0] <= CHAIN_LINES:
+        seg.file.nccl_warn = None
+        ev = seg.emit(EventKind.MATCH, failure="nccl_error", data={
+            "pattern": "an NCCL WARN whose error NCCL returned up its call stack (file.cc:N -> code)",
+            "nccl_code": int(code.group(1)), "nccl_proc": f"{pre.host}:{pre.pid}" if pre.host is not None else None})
+        ev.source, ev.time = warn[2], ev.time
     return False
+
+
+CHAIN_LINES = 6  # the first return-code line comes at most this far below its WARN
+# an error code (ncclUnhandledCudaError 1 ... ncclRemoteError 6; 0 is success, 7 ncclInProgress)
+_CHAIN_CODE = re.compile(r"NCCL INFO [\w./-]+:\d+ -> ([1-6])\b")
 
 
 BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _block)
@@ -226,11 +257,33 @@ def _frame(m: re.Match[str], seg: Segment) -> bool:
         seg.file.frames = {}
     mine = seg.file.frames.setdefault((seg.rank, seg.local_rank), [])
     mine.append((fm.group("fn"), fm.group("file"), int(fm.group("line"))))
+    seg.file.frames_at = seg.source.line
     if len(mine) > FRAME_KEEP:
         del mine[0]
     if len(seg.file.frames) > 4096:  # a bound on the keys (ranks) one file may hold
         seg.file.frames.clear()
     return False
+
+
+# frames of process-group set-up (torch.distributed's init and rendezvous, the store, DeepSpeed's
+# and accelerate's wrappers end in these): an error raised through one of them failed the set-up
+_SETUP_FRAMES = frozenset({
+    "init_process_group", "_new_process_group_helper", "rendezvous", "_create_c10d_store", "_env_rendezvous_handler",
+    "_tcp_rendezvous_handler", "_store_based_barrier", "_set_sequence_number_for_group", "init_device_mesh",
+    "_create_tcp_store", "_rendezvous_helper", "init_distributed", "_init_process_group", "init_parallel_env",
+})
+SETUP_LINES = 8  # the exception line comes at most this far below its traceback's last frame
+
+
+def raised_in_setup(seg: Segment) -> bool:
+    """Whether the exception on this line was raised through process-group set-up: a frame of
+    the traceback just printed above it (same rank) is one of ``_SETUP_FRAMES``."""
+    frames = getattr(seg.file, "frames", None)
+    at = getattr(seg.file, "frames_at", None)
+    if not frames or at is None or not 0 < seg.source.line - at <= SETUP_LINES:
+        return False
+    mine = frames.get((seg.rank, seg.local_rank))
+    return bool(mine) and any(fn.rsplit(".", 1)[-1] in _SETUP_FRAMES for fn, _, _ in mine)
 
 
 FRAME_RULE = Rule("exception.frame", r'File "[^"\n]{1,400}", line \d{1,7}, in ', _frame)
