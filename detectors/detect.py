@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -112,6 +113,9 @@ class RankState:
 # events that end a traceback block of their file: its exception line (a failure), or the
 # file going on with metrics or launcher lines
 _CLOSES_BLOCK = frozenset({EventKind.MATCH, EventKind.SAMPLE, EventKind.EXIT, EventKind.TEARDOWN})
+
+
+_TERMINATE = re.compile(r"\s*(?:\S+\s+)?what\(\):\s")
 
 
 def _memory_only(ev: Event) -> bool:
@@ -495,7 +499,10 @@ class JobState:
             self._cause_lines[ev.source.path] = (ev.source.line, failure)
         if rank is None and ev.local_rank is None and role is Role.CAUSE and not ev.data.get("job_scope"):
             pend = self._unranked.setdefault(ev.source.path, [])
-            pend.append((ev.source.line, finding))
+            if not _TERMINATE.match(ev.source.text):
+                # (C++'s std::terminate report, "  what():  ...", is a process's last words: no
+                # Python traceback of that process can follow it)
+                pend.append((ev.source.line, finding))
             del pend[:-4]
             proc = data.get("nccl_proc")
             if proc is not None and (proc in self._proc_unranked or len(self._proc_unranked) < MAX_PROCS):

@@ -98,6 +98,10 @@ class Fingerprint:
     # whatever scalar it was given): in a job with a dynamic loss scaler at work it is an
     # overflow the scaler skipped, not a failure
     scaled: bool = False
+    # the exit codes this line's failure ends its process with (a C++ abort: -6), when the
+    # entry's own ``ends_rank_with`` does not say it: the line names no rank, and the one worker
+    # a launcher saw end that way is the one that printed it
+    ends_rank_with: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if problem := _pattern_problem(self.pattern):
