@@ -104,10 +104,15 @@ _HDR_RANK = re.compile(r"\[(?:rank|Rank|RANK)[ :=]?\s?(?P<n>\d{1,7})\]:?\s?")
 # a bare rank column between a header's separators (loguru's "| INFO     | rank1 | ", a format
 # string's "- rank=3 - "): the token alone, followed by the next separator
 # (a user's short "r3" tag too, in that position only: "| INFO    | r3 | ")
-_HDR_BARE_RANK = re.compile(r"(?:rank|Rank|RANK|r)[:=]?(?P<n>\d{1,7})\s+(?=[|-]\s)")
+_HDR_BARE_RANK = re.compile(r"(?:rank|Rank|RANK|r)[:=]?(?P<n>\d{1,7})\s+(?=[|-]\s)|(?:rank|Rank|RANK)[ =]?(?P<c>\d{1,7}):\s+")
+# a %(hostname)s / %(process)d pair in a header ("vm pid=18710 ", "pid=18710 ", "[pid 42] "):
+# the process, which a rank tag on any of its lines then names
+_HDR_PID = re.compile(r"(?:(?!(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b)(?P<host>[A-Za-z][\w.-]{0,63})\s+)?"
+                      r"(?:\[(?:pid|PID)[=: ]?(?P<pid2>\d{1,8})\]|(?:pid|PID)[=:](?P<pid>\d{1,8}))[:,]?\s+")
 _HDR_LEVEL = re.compile(r"\[?(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\]?:?(?:\s+|$)")
 _HDR_SEP = re.compile(r"[-|]\s+")
-_HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\d+)?(?=:\s|\s-\s|\s\|))[:]?\s?")
+_HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\d+)?"
+                       r"(?=:\s|\s-\s|\s\||\s+(?:rank|Rank|RANK)[ =]?\d{1,7}:\s))[:]?\s?")
 # a time of day alone before a logger header's separator (loguru's "{time:HH:mm:ss.SSS} | ..."):
 # the header is peeled, the time kept out (no date to place it on)
 _TIME_HDR = re.compile(r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?\s(?=[|-]\s)")
@@ -166,7 +171,14 @@ def _logger_header(s: str, pos: int, p: Prefixed) -> int:
         m = _HDR_RANK.match(s, pos) or _HDR_BARE_RANK.match(s, pos)
         if m:
             if p.rank is None:
-                p.rank = int(m.group("n"))
+                p.rank = int(m.group("n") or m.group("c"))
+            pos = m.end()
+            continue
+        m = _HDR_PID.match(s, pos)
+        if m:
+            if p.pid is None:
+                p.pid = int(m.group("pid") or m.group("pid2"))
+                p.host = p.host or m.group("host")
             pos = m.end()
             continue
         m = _HDR_LEVEL.match(s, pos)
