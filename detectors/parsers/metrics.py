@@ -437,6 +437,7 @@ def _csv_row(m: re.Match[str], seg: Segment) -> bool:
 # the header names the columns, the rows hold only numbers, read by those names like a CSV file's
 # (colour codes are gone before the scan: parse.py)
 _HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/.-]{0,40}")
+_WIDE_GAP = re.compile(r" {2,}")
 PLAIN_TABLE_GAP = 8  # a row more than this many lines below the header or the last row is another text's
 
 
@@ -446,6 +447,10 @@ def _plain_header_cols(body: str) -> tuple[str | None, ...] | None:
     words = body.split()
     if len(words) < 2 or len(words) > 64 or not all(_HEADER_WORD.fullmatch(w) for w in words):
         return None
+    if "\t" not in body and (wide := _WIDE_GAP.split(body.strip())) and len(wide) >= 2 and any(" " in c for c in wide):
+        # a fixed-width header: columns two or more spaces apart, a name may hold one
+        # ("Step      Train loss    Test loss     Test metric", DeepXDE)
+        return _named_columns(wide)
     cells: list[str] = []
     i = 0
     while i < len(words):
@@ -472,10 +477,33 @@ def _plain_row(m: re.Match[str], seg: Segment) -> bool:
     last = getattr(seg.file, "plain_line", None)
     if cols is None or last is None or not 0 < seg.source.line - last <= PLAIN_TABLE_GAP:
         return False
-    if _row(seg, cols, seg.body.split(), empty_ok=False):
+    cells = seg.body.split()
+    if "[" in seg.body:
+        cells = [_list_value(c) for c in _LIST_CELL.findall(seg.body)]
+        if len(cells) == len(cols) and "" in cells:
+            # an empty list is a metric this run does not compute (no test metric): not read
+            kept = [(k, c) for k, c in zip(cols, cells, strict=True) if c or k is not None]
+            cols, cells = tuple(k for k, _ in kept), [c for _, c in kept]
+    if _row(seg, cols, cells, empty_ok=False):
         seg.file.plain_line = seg.source.line
         return True
     return False
+
+
+# a cell that prints a list (DeepXDE's "0  [5.47e+03]  [6.44e+03]  [1.00e+00]", one number per loss
+# term: "[1.05e+00, 2.31e-01]"): one cell, whose value is the sum of its terms (NaN if any is)
+_LIST_CELL = re.compile(r"\[[^\]\n]{0,400}\]|[^\s\[]+")
+
+
+def _list_value(cell: str) -> str:
+    if not cell.startswith("["):
+        return cell
+    terms = [parse_number(t) for t in cell[1:-1].replace(",", " ").split()]
+    if not terms:
+        return ""  # an empty list
+    if any(t is None for t in terms):
+        return "-"  # not a list of numbers
+    return repr(sum(t for t in terms if t is not None))
 
 
 # --- a detector trainer's progress table: ultralytics YOLOv3/v5/v7/v8+ and their forks -----------
@@ -608,7 +636,8 @@ RULES = [
     # a plain table's header starts with its clock column; its rows are numbers only
     Rule("table.plain_header", r"^[ \t]*(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
          on_raw=True),
-    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*)+[ \t]*\r?$",
+    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*"
+                            r"|\[[0-9naif.eE+, \t-]{0,400}\]))+[ \t]*\r?$",
          _plain_row, on_raw=True),
     Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
     Rule(PROGRESS_ROW_RULE, r"^[ \t]*[0-9]{1,6}/[0-9]{1,6}[ \t]+[0-9.]+[KMG]B?[ \t]+[-+]?(?:[0-9]|nan|inf)", _progress_row,
