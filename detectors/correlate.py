@@ -777,7 +777,7 @@ class _Correlator:
         # a failure whose lines name no rank (the kernel's or Slurm's OOM-killer report) and the one
         # rank a trusted launcher saw end the way that failure ends a process (SIGKILL): that rank
         for f in own.get(None, []):
-            codes = self.cat[f.failure].ends_rank_with
+            codes = f.data.get("ends_rank_with") or self.cat[f.failure].ends_rank_with
             if f.role is not Role.CAUSE or f.rank is not None or not codes:
                 continue
             ended = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
@@ -1142,6 +1142,17 @@ class _Correlator:
         stopped = {t.data.get("pid") for t in self.st.teardowns if t.data.get("reporter") == "torch.multiprocessing.spawn"}
         return len(failed) + len(stopped) if failed and stopped else None
 
+    def setup_failures(self, base: list[Finding]) -> None:
+        """A lost peer raised through process-group set-up (``init_process_group``, the rendezvous,
+        the store: the traceback's frames say so) while nothing else failed: no peer had failed
+        yet, so the connection itself failed (a firewall, a wrong address or interface, a store
+        that went away): the communication set-up is the failure, not a consequence."""
+        if any(f.role is Role.CAUSE and not f.data.get("setup") for f in base):
+            return
+        for f in base:
+            if f.failure == "peer_connection_lost" and f.data.get("setup"):
+                f.failure, f.role, f.priority = "nccl_error", Role.CAUSE, self.cat["nccl_error"].priority
+
     def scaling(self) -> bool:
         """Whether a dynamic loss scaler is at work in the job (said in its config, or seen moving)."""
         return bool(self.ctx.get("loss_scaling") or self.st.scale_moves
@@ -1154,6 +1165,7 @@ class _Correlator:
         if self.scaling():
             # a writer's non-finite value under a dynamic loss scaler: the scaler's overflow steps
             base = [f for f in base if not f.data.get("scaled")]
+        self.setup_failures(base)
         for f in base:
             if f.data.get("rank_from") == "nccl_tree":
                 f.data["inferred"] = True  # a communicator's rank (see JobParseState.tree_procs)
@@ -1410,6 +1422,11 @@ class _Correlator:
                          "or the scheduler (check `dmesg` / `journalctl -k` on that node).")
         else:
             lines.append(f"{who} reported {self.cat[failure].title.lower()}{at}: {text[:300]}")
+        if d.get("setup") and failure == "nccl_error":
+            lines.append("It was raised while the process group was being set up (init_process_group, the rendezvous, "
+                         "the store), before any peer could have failed: the connection itself failed. Check that every "
+                         "node reaches MASTER_ADDR:MASTER_PORT and that NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME name an "
+                         "interface the nodes share (a firewall, a wrong address, a container network).")
         if collateral and rank is not None:
             by = sorted({c["rank"] for c in collateral if c["rank"] is not None and c["rank"] != rank})
             if by:
@@ -1620,6 +1637,8 @@ def _calibrating(rs: RankState, precision: object) -> bool:
     losses = [r.data.get("loss") for r in bad]
     if any(v is None or not math.isfinite(v) or v == 0.0 for v in losses) or len(set(losses)) != len(losses):
         return False
+    if any((e := r.data.get("epoch")) is not None and e >= 2 for r in bad):
+        return False  # a later epoch ("Epoch [12][700/3953] ... grad_norm: nan"): no start-up
     if all(r.step is not None for r in bad):
         return all(r.step is not None and r.step <= 200 for r in bad)
     return samples.index(bad[0]) < 3 and all(r.step is None for r in bad)

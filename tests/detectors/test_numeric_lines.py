@@ -179,3 +179,13 @@ def test_one_ranks_own_grad_norm_going_inf_names_it() -> None:
                          f"skipped {12 * ((step - 156) // 12) if bad else 0}")
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank, top.step) == ("nonfinite_loss", 1, 168)
+
+
+def test_non_finite_grad_norms_in_a_late_epoch_are_no_start_up_calibration() -> None:
+    # mmdet's logger in epoch 12 (BEVFormer-style detection training, 2022): every logged iteration's
+    # grad_norm is nan while the loss stays finite; a scaler calibrates in a run's first steps only
+    lines = [f"2022-12-05 16:{28 + i}:38,593 - mmdet - INFO - Epoch [12][{700 + 50 * i}/3953]\tlr: 3.604e-06, "
+             f"eta: 3:08:55, time: 3.157, data_time: 0.852, memory: 19582, loss_cls: 0.2271, loss: {4.35 + i / 10:.4f}, "
+             "grad_norm: nan" for i in range(3)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity) == ("nonfinite_loss", "critical")
