@@ -919,6 +919,9 @@ class _Correlator:
         if not candidates:
             behind = _behind_in_sequence(fatal, reporters)
             candidates = [behind] if behind is not None else []
+        stacked = None
+        if not candidates and (stacked := self._timeout_stacks(fatal)) is not None:
+            candidates = [stacked[0]]
         if not candidates:
             return []
         # prefer ranks whose own last step is behind the reporters' steps
@@ -973,7 +976,10 @@ class _Correlator:
             extra["silent_death"] = True
         if from_progress:
             extra["behind_in_progress"] = True
-        return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence, rank_from="progress",
+        if stacked is not None:
+            extra.update(stacks=stacked[1], stacks_from="timeout", rank_from="stacks")
+        extra.setdefault("rank_from", "progress")
+        return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
@@ -1020,6 +1026,20 @@ class _Correlator:
         return [self.finding("rank_hang", rank, None, ev.time, [ev.source], severity="warning",
                              rank_from="prefix" if rank is not None else None, stacks=f"interrupted in {place.name}",
                              where=place.frames[0].text() if place.frames else None, single=True)]
+
+    def _timeout_stacks(self, fatal: list[Finding]) -> tuple[int, str] | None:
+        """Every rank timed out: the tracebacks of their timeouts are stack samples (a blocking
+        gloo or NCCL wait raises in the collective the rank was in). The one rank in another
+        collective than the one the others wait in is the one they waited for."""
+        samples: dict[int, tuple[Any, ...]] = {}
+        for f in sorted(fatal, key=lambda f: f.order):
+            raw = f.data.get("frames")
+            if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank is not None and raw:
+                samples.setdefault(f.rank, tuple(traceback_frame(str(fn), str(file), line) for fn, file, line in raw))
+        if len(samples) < 2:
+            return None
+        verdict = compare([RankStack(r, fr) for r, fr in sorted(samples.items())])
+        return (verdict.outlier, verdict.reason) if verdict.outlier is not None else None
 
     def _progressing_at(self, stop: float | None) -> bool:
         """Whether the ranks' metric lines were still coming at ``stop`` (a log time): the last one
@@ -1341,7 +1361,7 @@ class _Correlator:
         # file was read first, so live and offline (and restarts) agree on it
         key = f"{self.st.job}|{kind}|{failure}|{'job' if rank is None else rank}"
         iid = f"{failure}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
-        data = dict(head.data)
+        data = {k: v for k, v in head.data.items() if k not in _INTERNAL_DATA}
         data["priority"] = entry.priority if head.role is Role.CAUSE else 0
         return Incident(iid, failure, severity, entry.title, entry.hardware, rank, head.step, head.time, ev,
                         collateral, narrative, data)
@@ -1363,6 +1383,9 @@ class _Correlator:
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
                              "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif failure == "rank_hang" and d.get("stacks_from") == "timeout":
+            lines.append(f"Every rank timed out, and the tracebacks of their timeouts show where each one waited: "
+                         f"{d['stacks']}. Rank {rank} was in a collective the others never entered: they waited for it.")
         elif failure == "rank_hang" and d.get("stacks"):
             if d.get("single"):
                 lines.append(f"The job was stopped from outside (Ctrl-C) while it waited: {d['stacks']} "
@@ -1578,6 +1601,11 @@ def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
     for f in after:
         f.role = Role.COLLATERAL
     return spikes + after
+
+
+# finding data the correlator reads that is no part of an incident (a traceback's frames: the
+# stack comparison's input, said in the narrative where it names a rank)
+_INTERNAL_DATA = frozenset({"frames", "ends_rank_with"})
 
 
 def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:

@@ -26,7 +26,9 @@ __all__ = [
     "RULES",
     "THREAD_RULE",
     "UNRAISABLE_RULE",
+    "frames_above",
     "raised_in_setup",
+    "stack_data",
 ]
 
 _EXC = re.compile(
@@ -80,8 +82,7 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
             failure = "collective_timeout"
         else:
             failure = "rank_exception"
-        if raised_in_setup(seg):
-            data["setup"] = True
+        stack_data(seg, data)
         seg.emit(EventKind.MATCH, failure=failure, data=data)
         return True
     fm = _FATAL.match(seg.body)
@@ -275,15 +276,32 @@ _SETUP_FRAMES = frozenset({
 SETUP_LINES = 8  # the exception line comes at most this far below its traceback's last frame
 
 
-def raised_in_setup(seg: Segment) -> bool:
-    """Whether the exception on this line was raised through process-group set-up: a frame of
-    the traceback just printed above it (same rank) is one of ``_SETUP_FRAMES``."""
+def frames_above(seg: Segment) -> list[tuple[str, str, int]] | None:
+    """The frames of the traceback printed just above this line by the same rank (outermost
+    first), or None: the exception on this line was raised through them."""
     frames = getattr(seg.file, "frames", None)
     at = getattr(seg.file, "frames_at", None)
     if not frames or at is None or not 0 < seg.source.line - at <= SETUP_LINES:
-        return False
-    mine = frames.get((seg.rank, seg.local_rank))
-    return bool(mine) and any(fn.rsplit(".", 1)[-1] in _SETUP_FRAMES for fn, _, _ in mine)
+        return None
+    return frames.get((seg.rank, seg.local_rank)) or None
+
+
+def raised_in_setup(seg: Segment) -> bool:
+    """Whether the exception on this line was raised through process-group set-up: a frame of
+    the traceback just printed above it (same rank) is one of ``_SETUP_FRAMES``."""
+    mine = frames_above(seg)
+    return bool(mine) and any(fn.rsplit(".", 1)[-1] in _SETUP_FRAMES for fn, _, _ in mine or ())
+
+
+def stack_data(seg: Segment, data: dict[str, object]) -> None:
+    """Tag an exception line's data with what its traceback shows: raised through set-up, and
+    its frames (innermost first: a stack sample of where the rank was, ``detectors.stacks``)."""
+    mine = frames_above(seg)
+    if not mine:
+        return
+    if any(fn.rsplit(".", 1)[-1] in _SETUP_FRAMES for fn, _, _ in mine):
+        data["setup"] = True
+    data["frames"] = [list(f) for f in reversed(mine)]
 
 
 FRAME_RULE = Rule("exception.frame", r'File "[^"\n]{1,400}", line \d{1,7}, in ', _frame)

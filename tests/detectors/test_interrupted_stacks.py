@@ -114,3 +114,29 @@ def test_the_launchers_own_wait_says_nothing_about_its_workers() -> None:
              '  File "/usr/lib/python3.11/selectors.py", line 415, in select',
              "    fd_event_list = self._selector.poll(timeout)", "KeyboardInterrupt"]
     assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+
+
+def _timed_out(rank: int, fn: str, line: int) -> list[str]:
+    return [
+        f"[rank{rank}]: Traceback (most recent call last):",
+        f'[rank{rank}]:   File "/home/user/job/train.py", line {line}, in <module>',
+        f'[rank{rank}]:   File "{_SITE}/torch/distributed/c10d_logger.py", line 83, in wrapper',
+        f'[rank{rank}]:   File "{_SITE}/torch/distributed/distributed_c10d.py", line 5356, in {fn}',
+        f"[rank{rank}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] "
+        "Timed out waiting 20000ms for recv operation to complete",
+    ]
+
+
+def test_when_every_rank_timed_out_the_one_in_another_collective_is_named() -> None:
+    # a CPU torchrun job whose rank 1 ran an extra all_reduce (corpus holdout19 g19-034): ranks 0
+    # and 2 time out in the final barrier, rank 1 in its all_reduce
+    lines = ["05:25:19 [rank2] training loop finished, waiting at final barrier",
+             "05:25:19 [rank0] training loop finished, waiting at final barrier",
+             *_timed_out(0, "barrier", 26), *_timed_out(1, "all_reduce", 16), *_timed_out(2, "barrier", 26)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.data["rank_from"]) == ("rank_hang", 1, "stacks")
+
+
+def test_ranks_timed_out_in_the_same_collective_name_no_one() -> None:
+    lines = [*_timed_out(0, "barrier", 26), *_timed_out(1, "barrier", 26), *_timed_out(2, "barrier", 26)]
+    assert all(i.rank is None for i in engine_verdict(lines) if i.severity == "critical")
