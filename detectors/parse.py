@@ -170,7 +170,7 @@ class LogParser:
             lineno += count(b"\n", pos, start)
             pos = start
             text = buf[start:end].decode("utf-8", "replace")
-            if not ctx and shape_ids.issuperset(ids):
+            if not ctx and shape_ids.issuperset(ids) and not (("ank" in text or "default" in text) and _GLUED_RANK.search(text)):
                 book = getattr(state, "shapes", None)  # a FileState pickled by an older version lacks it
                 if book is None:
                     book = state.shapes = ShapeBook()
@@ -205,6 +205,9 @@ class LogParser:
         try_exc = rule_ids is None or self._exc_id in rule_ids
         source = Source(state.path, lineno, text[:MAX_EVIDENCE_CHARS])
         segments = text.split("\r")
+        if ("ank" in text or "default" in text) and _GLUED_RANK.search(text):
+            # two processes' lines printed into one ("... loss=6.2964rank=1 step=5 ..."): each its own
+            segments = [part for seg in segments for part in _GLUED_RANK.split(seg)]
         for raw in segments:
             n, lead, rest, post = split_progress_parts(raw)
             if n is not None:
@@ -311,8 +314,7 @@ class LogParser:
                     data["scaled"] = True
                 if fr.fp.ends_rank_with:
                     data["ends_rank_with"] = list(fr.fp.ends_rank_with)
-                if exceptions.raised_in_setup(seg):
-                    data["setup"] = True  # raised while the process group was being set up
+                exceptions.stack_data(seg, data)  # raised through process-group set-up; its frames
                 if seg.pre.host is not None and seg.pre.pid is not None:
                     data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process
                     if seg.pre.device is not None and "cuda_error" in data:
@@ -341,6 +343,11 @@ class LogParser:
         if seg.rank is None:
             workermap.spread(out, first, state)
         annotate(out, first, state, dropped_before)
+
+
+# a line of one process glued to the end of another's (no newline between two processes' writes
+# to one pipe): a rank tag right after a value's last character starts the second line
+_GLUED_RANK = re.compile(r"(?:(?<=\d)|(?<=nan)|(?<=inf))(?=(?:rank|Rank|RANK)[=:]?\d{1,6}\s|\[(?:rank|default)\d{1,6}\]:)")
 
 
 # a count of none before the matched words: "nan-guard: 0 non-finite losses / 0 inf grads", "no NaN

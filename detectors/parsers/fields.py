@@ -244,6 +244,11 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
     if ppl is not None and "loss" not in out and not parts and not math.isinf(ppl):
         # (an infinite perplexity is exp() overflowing: the loss is beyond 709 nats, not infinite)
         out["loss"] = math.log(ppl) if ppl == ppl else math.nan  # a NaN perplexity is a NaN loss
+    if "loss" not in out and "local_loss" in parts and set(parts) <= _SCOPE_PARTS:
+        # "local_loss 0.07504 | global_loss nan": the rank's own loss beside its all-reduce (not
+        # two terms of one loss)
+        out["loss"] = parts["local_loss"]
+        return
     if "loss" not in out and parts:
         if not out and len(parts) == 1 and all(map(math.isfinite, parts.values())):
             # one finite component alone on its line ("| > loss_mel: 16.8  (17.38)"): a line of a
@@ -253,6 +258,8 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
         out["loss"] = math.fsum(parts.values()) if all(map(math.isfinite, parts.values())) else _worst(parts)
 
 
+_SCOPE_PARTS = frozenset({"local_loss", "global_loss", "reduced_loss", "all_reduced_loss", "allreduced_loss", "world_loss",
+                          "synced_loss", "gathered_loss"})
 _EVAL_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test", "dev"})
 # settings, not values of the loss: ``loss_weight=1.0`` in a printed config, ``loss_scale_window``
 _SETTING = re.compile(r"weight|scale|window|coef|factor|ratio|lambda|alpha|beta|gamma|temp|thresh|clip|margin"
