@@ -11,7 +11,8 @@ Failure model (what is guaranteed, what can be lost):
   copy) is recognised by its fingerprint and continued from where the original was, not
   re-read.
 - copytruncate / truncate-in-place: detected when the size drops below the read offset,
-  or when the file's first bytes changed (rewritten past our offset; checked by a
+  when the file is shorter than the head fingerprinted when it was opened (a log only
+  grows), or when the file's first bytes changed (rewritten past our offset; checked by a
   rescan when size or mtime changed, and before reading new bytes); reading restarts
   at 0 as a new generation. A file truncated and rewritten with byte-identical first
   256 bytes past the old offset between two rescans cannot be told from an append (no
@@ -279,7 +280,9 @@ class Tailer:
         if not tail.identity.head_len or not tail.offset:
             return False  # nothing read yet: whatever is there now is what we will read
         head, n = _head(tail.fd, tail.identity.head_len)
-        return n == tail.identity.head_len and head != tail.identity.head
+        # a log only grows: one now shorter than the head we fingerprinted was truncated, even
+        # when it was rewritten past our offset (the size check alone misses that)
+        return n < tail.identity.head_len or head != tail.identity.head
 
     def _regenerated(self, tail: FileTail) -> int | None:
         """The file's size if it was truncated or rewritten since we last looked, else None."""

@@ -177,6 +177,30 @@ def test_truncated_to_the_same_size_is_noticed_by_the_next_rescan(tmp_path: Path
     assert sink.steps() == [*range(10, 14), *range(20, 24)]
 
 
+def test_truncated_below_the_fingerprinted_head_but_past_the_offset(tmp_path: Path, tailers: list[Tailer]) -> None:
+    """A restart opens the file with more bytes than it had read (the head it fingerprints is
+    longer than its offset); the file is then truncated and rewritten to a size between the two.
+    The size never drops below the offset, but a log only grows: a file shorter than the head
+    seen at open was truncated (a property-test find: the new lines were missed, or read twice
+    after the next restart)."""
+    log = tmp_path / "rank1.log"
+    log.write_bytes(line(1))
+    t, sink = make(tmp_path, tailers)
+    sync(t)
+    append(log, lines(2, 6))  # written while the daemon restarts: not read yet
+    t2, sink2 = restart(t, tmp_path, tailers)
+    t2.rescan()
+    with open(log, "r+b") as fh:
+        fh.truncate(0)
+        fh.write(lines(6, 8))
+    sync(t2)
+    t3, sink3 = restart(t2, tmp_path, tailers)
+    sync(t3)
+    delivered = sink.steps() + sink2.steps() + sink3.steps()
+    assert [s for s in delivered if s >= 6] == [6, 7]
+    assert t2.stats.truncations == 1
+
+
 def test_truncated_then_deleted_before_a_rescan_is_read(tmp_path: Path, tailers: list[Tailer]) -> None:
     log = tmp_path / "rank0.log"
     log.write_bytes(lines(1, 5))
