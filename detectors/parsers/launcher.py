@@ -268,6 +268,23 @@ def _paddle(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# Paddle's newer launcher (paddle.distributed.launch, Paddle >= 2.3: launch/job/container.py's
+# __str__) names each failed container after "Container failed !!!": "Container rank 1 status
+# failed cmd [...] code 1 log log/workerlog.1" (the rank is the trainer's global rank; a container
+# ended by the launcher's own stop is listed the same way, with its signal's code)
+_PADDLE_CONTAINER = re.compile(r"Container rank (?P<rank>\d{1,6}) status (?P<status>\w+) cmd .{0,4000}? code (?P<code>-?\d{1,4}) log ")
+
+
+def _paddle_container(m: re.Match[str], seg: Segment) -> bool:
+    pm = _PADDLE_CONTAINER.search(seg.body)
+    if not pm or pm.group("status").lower() not in ("failed", "status.failed") or pm.group("code") == "0":
+        return False
+    code = int(pm.group("code"))
+    ev = _exit(seg, code, "paddle.distributed.launch", trusted=True)
+    ev.rank, ev.rank_from = int(pm.group("rank")), "launcher"
+    return True
+
+
 # GNU time (`/usr/bin/time python train.py`, `time -v`) reports how the command it ran ended:
 # "Command terminated by signal 11" (killed by a signal) / "Command exited with non-zero status 1"
 _GNU_TIME = re.compile(r"Command (?:terminated by signal (?P<sig>\d{1,2})|exited with non-zero status (?P<code>\d{1,3}))\s*$")
@@ -381,6 +398,7 @@ RULES = [
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
     Rule("launcher.gnu_time", r"Command (?:terminated by signal \d|exited with non-zero status \d)", _gnu_time),
     Rule("launcher.paddle", r"ABORT!!! Out of all \d+ trainers", _paddle),
+    Rule("launcher.paddle_container", r"Container rank \d+ status \w+ cmd ", _paddle_container),
     Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+|exited with code \d+)\s*$", _pals),
     Rule("launcher.kubeflow", r"Error pod [\w.-]+ container [\w.-]+ exitCode: -?\d+|Pod: [\w.-]+ exited with code -?\d+", _pod),
     Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),

@@ -25,7 +25,7 @@ import re
 from detectors.model import Event, EventKind
 from detectors.parsers.base import FileState, Rule, Segment
 
-__all__ = ["AMBIGUOUS", "RULES", "SNIPPET_LINES", "spread"]
+__all__ = ["AMBIGUOUS", "HOST_ONLY", "RULES", "SNIPPET_LINES", "spread"]
 
 AMBIGUOUS = -1  # a pid → rank key that two table rows gave different ranks
 SNIPPET_LINES = 60  # a section's lines end at most this far below its header
@@ -73,7 +73,45 @@ def spread(out: list[Event], first: int, state: FileState) -> None:
         out.extend(dataclasses.replace(ev, rank=r, data=dict(ev.data)) for r in snip[1][1:])
 
 
+# nccl-tests (all_reduce_perf ...) lists its ranks before it runs: "#   Rank  0 Pid 3590428 on
+# host3 device  0 [0x07] NVIDIA A100-SXM4-40GB" (newer: "#  Rank  0 Group  0 Pid   7995 on HOST
+# device ..."); its failure lines then name only the host and a pid ("host3: Test NCCL failure
+# common.cu:1125 'unhandled system error'", " .. host3 pid 3590858: Test failure common.cu:1017"):
+# a host with one rank in the table is that rank
+_NCCLTESTS_ROW = re.compile(r"#\s*Rank\s+(?P<rank>\d{1,6})\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d{1,9})\s+on\s+(?P<host>\S+)\s+device\b")
+_NCCLTESTS_FAIL = re.compile(r"\s*(?:\.\.\s+)?(?P<host>[\w.-]{1,253})(?: pid (?P<pid>\d{1,9}))?: Test (?:NCCL |CUDA )?failure\b")
+HOST_ONLY = -1  # the pid of a pid_rank key that stands for a whole host (its one rank)
+
+
+def _nccltests_row(m: re.Match[str], seg: Segment) -> bool:
+    rm = _NCCLTESTS_ROW.match(seg.body)
+    if rm is None:
+        return False
+    pid_rank = seg.file.job.pid_rank
+    host, rank = rm.group("host"), int(rm.group("rank"))
+    pid_rank[(host, int(rm.group("pid")))] = rank
+    prev = pid_rank.get((host, HOST_ONLY))
+    pid_rank[(host, HOST_ONLY)] = rank if prev is None or prev == rank else AMBIGUOUS
+    return False
+
+
+def _nccltests_fail(m: re.Match[str], seg: Segment) -> bool:
+    fm = _NCCLTESTS_FAIL.match(seg.body)
+    if fm is None or seg.rank is not None:
+        return False
+    pid_rank = seg.file.job.pid_rank
+    host = fm.group("host")
+    rank = pid_rank.get((host, int(fm.group("pid")))) if fm.group("pid") else None
+    if rank is None:
+        rank = pid_rank.get((host, HOST_ONLY))
+    if rank is not None and rank != AMBIGUOUS:
+        seg.rank, seg.rank_from = rank, "prefix"  # the failure below is this rank's
+    return False
+
+
 RULES = [
     Rule("workermap.row", r"pid=\d+\) world_rank=\d", _row),
+    Rule("workermap.nccltests_row", r"#[ \t]*Rank[ \t]+\d+[ \t]+(?:Group[ \t]+\d+[ \t]+)?Pid[ \t]+\d+[ \t]+on[ \t]", _nccltests_row),
+    Rule("workermap.nccltests_fail", r": Test (?:NCCL |CUDA )?failure", _nccltests_fail),
     Rule("workermap.snippet", r"\[Rank \d+(?:, ?\d+)*(?: Error Snippet)?\]:?[ \t]*\r?$", _snippet),
 ]

@@ -27,3 +27,25 @@ def test_two_trainers_in_one_report_name_no_rank() -> None:
              " rank=[0, 2] was aborted. Please check its log."]
     top = engine_verdict(lines)[0]
     assert top.rank is None
+
+
+# Paddle >= 2.3's launcher (launch/job/container.py): "Container failed !!!" and then each failed
+# container by its rank, command, exit code and log file (PaddlePaddle/PaddleSeg#3494,
+# 2023, six trainers; the command list is cut here)
+_CONTAINER = [
+    "I0911 14:55:19.550719 2059877 gloo_wrapper.cc:355] gloo initialized done, rank=0, size=6, store_type=1",
+    "LAUNCH INFO 2023-09-11 14:55:20,499 Pod failed",
+    "LAUNCH ERROR 2023-09-11 14:55:20,499 Container failed !!!",
+    "Container rank 1 status failed cmd ['/home/jh/.virtualenvs/ppaddle/bin/python3', '-u', 'tools/train.py', "
+    "'--config', 'configs/quick_start/pp_liteseg_optic_disc_512x512_1k.yml'] code 1 log log/workerlog.1",
+]
+
+
+def test_the_failed_container_is_the_rank_that_crashed() -> None:
+    top = engine_verdict(_CONTAINER)[0]
+    assert (top.failure, top.rank) == ("rank_exception", 1)
+
+
+def test_a_completed_container_is_no_failure() -> None:
+    line = _CONTAINER[3].replace("status failed", "status completed").replace("code 1 ", "code 0 ")
+    assert not [i for i in engine_verdict([line]) if i.severity == "critical"]
