@@ -1027,6 +1027,49 @@ class _Correlator:
                              rank_from="prefix" if rank is not None else None, stacks=f"interrupted in {place.name}",
                              where=place.frames[0].text() if place.frames else None, single=True)]
 
+    def stalled_before_stop(self, fatal: list[Finding]) -> list[Finding]:
+        """A launcher stopped by a signal from outside (``Received 15 death signal``: a scheduler's
+        time limit, someone's kill) after the ranks' metric lines had stopped for far longer than
+        they used to come: the job had hung, and whoever stopped it saw that. Judged only when
+        every rank's metric lines carry times and the stop does too; the rank named is the one
+        whose last line was behind the others'."""
+        if any(f.failure == "rank_hang" for f in fatal) or any(
+                f.role is Role.CAUSE and not f.data.get("weak") for f in fatal):
+            return []
+        stops = [f for f in fatal if f.failure == "launcher_teardown" and f.data.get("signal") and f.time is not None
+                 and f.rank is None]
+        ranks = {k: rs for k, rs in self.st.ranks.items() if rs.samples}
+        if not stops or not ranks or any(rs.samples[-1].time is None for rs in ranks.values()):
+            return []
+        stop = min(stops, key=lambda f: f.order)
+        last = max(rs.samples[-1].time for rs in ranks.values() if rs.samples[-1].time is not None)
+        gaps = sorted(b - a for rs in ranks.values()
+                      for a, b in itertools.pairwise(s.time for s in rs.samples if s.time is not None) if b > a)
+        # (lines within one second of each other, at the clock's resolution: a cadence under a second)
+        usual = gaps[len(gaps) // 2] if gaps else 0.0
+        if sum(len(rs.samples) for rs in ranks.values()) < STALL_MIN_LINES or stop.time is None or (
+                stop.time - last < max(STALL_MIN_SECONDS, STALL_FACTOR * usual)):
+            return []
+        where: dict[int, tuple[float, ...]] = {}
+        for k, rs in ranks.items():
+            mark = rs.last_step if rs.last_step is not None else rs.last_progress
+            if k is not None and k[0] == "g" and mark is not None:
+                where[k[1]] = (float(mark),)
+        if len(where) < 2:
+            # per-epoch counters ("Epoch 2 [20/31]"): the epoch, then the batch within it
+            where = {k[1]: (float(d["epoch"]), float(d["epoch_iter"])) for k, rs in ranks.items()
+                     if k is not None and k[0] == "g" and "epoch" in (d := rs.samples[-1].data) and "epoch_iter" in d}
+        behind = None
+        if len(where) > 1 and len(set(where.values())) > 1:
+            low = min(where.values())
+            lows = [r for r, v in where.items() if v == low]
+            behind = lows[0] if len(lows) == 1 else None
+        src = max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source
+        return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, stop.time,
+                             [src, stop.evidence[0]], rank_from="progress" if behind is not None else None,
+                             stalled_seconds=round(stop.time - last, 1), usual_seconds=round(usual, 3),
+                             stopped_from_outside=True)]
+
     def _timeout_stacks(self, fatal: list[Finding]) -> tuple[int, str] | None:
         """Every rank timed out: the tracebacks of their timeouts are stack samples (a blocking
         gloo or NCCL wait raises in the collective the rank was in). The one rank in another
@@ -1239,9 +1282,18 @@ class _Correlator:
         fatal += [f for f in absent if f.data["stalled"]]
         fatal += self.thread_deaths(fatal)
         fatal += self.interrupted_stacks(fatal)
+        fatal += self.stalled_before_stop(fatal)
         fatal += self.hang(fatal)
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
+        guard = [f for f in spikes if f.role is Role.CAUSE and f.data.get("frames")]
+        if guard:
+            # the loop's own divergence guard raised ("RuntimeError: Training diverged: ...",
+            # Tacotron's "Exception: Loss exploded"): the run stopped on the divergence, which
+            # leads the spike reports, and the exits that followed are its consequences
+            for f in guard:
+                f.severity, f.data["stopped_run"] = "critical", True
+            spikes = guard + [f for f in spikes if f not in guard and f.failure == "loss_spike"]
         fatal += self.bf16_context(fatal)
         if not fatal and not any(f.severity in ("critical", "warning") for f in numeric + scale + spikes):
             fatal += self.unfinished_tracebacks()
@@ -1253,7 +1305,7 @@ class _Correlator:
             numeric = []
         consequences: list[dict[str, Any]] = []
         if (fatal_inc and fatal and all(f.role is Role.COLLATERAL or f.data.get("weak") for f in fatal)
-                and any(f.role is Role.CAUSE and f.severity == "critical" for f in numeric + scale)):
+                and any(f.role is Role.CAUSE and f.severity == "critical" for f in numeric + scale + guard)):
             # only consequences (a launcher's exits, teardown, an exit code with no error of its own)
             # beside a numeric cause (the loss scale collapsed, the loss went NaN and the job stopped
             # itself): they are its collateral
@@ -1383,6 +1435,12 @@ class _Correlator:
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
                              "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif failure == "rank_hang" and d.get("stopped_from_outside"):
+            lines.append(f"No rank logged a metric line for {d.get('stalled_seconds')} s before the job was stopped from "
+                         f"outside (they had come every {d.get('usual_seconds')} s): the job had hung, with no error "
+                         "and no timeout (a collective's timeout longer than the wait).")
+            if rank is not None:
+                lines.append(f"Rank {rank}'s last line was behind the others': it is the one they waited for.")
         elif failure == "rank_hang" and d.get("stacks_from") == "timeout":
             lines.append(f"Every rank timed out, and the tracebacks of their timeouts show where each one waited: "
                          f"{d['stacks']}. Rank {rank} was in a collective the others never entered: they waited for it.")
@@ -1602,6 +1660,12 @@ def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
         f.role = Role.COLLATERAL
     return spikes + after
 
+
+# a job stopped from outside after its metric lines stopped for at least this long, and this many
+# times the usual time between two of them, had hung (correlate.stalled_before_stop)
+STALL_MIN_SECONDS = 60.0
+STALL_FACTOR = 20.0
+STALL_MIN_LINES = 6  # metric lines that make a cadence to judge the silence by
 
 # finding data the correlator reads that is no part of an incident (a traceback's frames: the
 # stack comparison's input, said in the narrative where it names a rank)

@@ -17,28 +17,23 @@ from tests.helpers import engine_verdict
 _SITE = "/opt/venv/lib/python3.11/site-packages"
 
 
+def _interrupted(rank: int, frames: list[tuple[str, int, str, str]]) -> list[str]:
+    """A rank's KeyboardInterrupt traceback: (file, line, function, code) outermost first."""
+    body = [line for file, no, fn, code in frames
+            for line in (f'[rank{rank}]:   File "{file}", line {no}, in {fn}', f"[rank{rank}]:     {code}")]
+    return [f"[rank{rank}]: Traceback (most recent call last):", *body, f"[rank{rank}]: KeyboardInterrupt"]
+
+
 def _backward(rank: int) -> list[str]:
-    return [
-        f"[rank{rank}]: Traceback (most recent call last):",
-        f'[rank{rank}]:   File "/home/user/job/train.py", line 31, in <module>',
-        f"[rank{rank}]:     opt.zero_grad(); loss.backward(); opt.step()",
-        f'[rank{rank}]:   File "{_SITE}/torch/_tensor.py", line 623, in backward',
-        f"[rank{rank}]:     torch.autograd.backward(",
-        f'[rank{rank}]:   File "{_SITE}/torch/autograd/graph.py", line 979, in _engine_run_backward',
-        f"[rank{rank}]:     return Variable._execution_engine.run_backward(",
-        f"[rank{rank}]: KeyboardInterrupt",
-    ]
+    return _interrupted(rank, [("/home/user/job/train.py", 31, "<module>", "opt.zero_grad(); loss.backward(); opt.step()"),
+                               (f"{_SITE}/torch/_tensor.py", 623, "backward", "torch.autograd.backward("),
+                               (f"{_SITE}/torch/autograd/graph.py", 979, "_engine_run_backward",
+                                "return Variable._execution_engine.run_backward(")])
 
 
 def _loader(rank: int) -> list[str]:
-    return [
-        f"[rank{rank}]: Traceback (most recent call last):",
-        f'[rank{rank}]:   File "/home/user/job/train.py", line 29, in <module>',
-        f"[rank{rank}]:     x, y = load_batch(step)",
-        f'[rank{rank}]:   File "/home/user/job/train.py", line 21, in load_batch',
-        f"[rank{rank}]:     time.sleep(0.5)",
-        f"[rank{rank}]: KeyboardInterrupt",
-    ]
+    return _interrupted(rank, [("/home/user/job/train.py", 29, "<module>", "x, y = load_batch(step)"),
+                               ("/home/user/job/train.py", 21, "load_batch", "time.sleep(0.5)")])
 
 
 def _metrics(t0: int, steps: range, ranks: range) -> list[str]:
@@ -62,8 +57,9 @@ def test_the_one_rank_outside_the_collective_the_others_wait_in_hung() -> None:
 
 
 def test_every_rank_in_the_same_collective_names_no_one() -> None:
+    # (two minutes of silence before the stop: a hang all the same, of no rank the stacks can name)
     lines = [*_metrics(10, range(0, 400, 100), range(2)), *_stop("05:19:40"), *_backward(0), *_backward(1)]
-    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+    assert all(i.rank is None for i in engine_verdict(lines) if i.failure == "rank_hang")
 
 
 def test_a_job_stopped_while_its_metric_lines_still_came_was_making_progress() -> None:
@@ -140,3 +136,32 @@ def test_when_every_rank_timed_out_the_one_in_another_collective_is_named() -> N
 def test_ranks_timed_out_in_the_same_collective_name_no_one() -> None:
     lines = [*_timed_out(0, "barrier", 26), *_timed_out(1, "barrier", 26), *_timed_out(2, "barrier", 26)]
     assert all(i.rank is None for i in engine_verdict(lines) if i.severity == "critical")
+
+
+def _sigterm(at: str) -> list[str]:
+    return [f"W1206 {at}.333000 30598 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, "
+            "shutting down workers",
+            f"W1206 {at}.334000 30598 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 30604 "
+            "closing signal SIGTERM"]
+
+
+def _steps(last: dict[int, int]) -> list[str]:
+    return [f"2026-12-06 03:28:{s // 10:02d},398 INFO [rank={r}] train.py:21 step {s} loss={1.1 - s / 1000:.4f}"
+            for s in range(0, 60, 10) for r in sorted(last) if s <= last[r]]
+
+
+def test_a_job_stopped_from_outside_minutes_after_its_last_metric_line_had_hung() -> None:
+    # a CPU torchrun job whose ranks blocked on uneven inputs until a time limit's SIGTERM
+    # (corpus holdout18 g18-047): lines every second, then two minutes of nothing
+    top = engine_verdict([*_steps({0: 50, 1: 50, 2: 40}), *_sigterm("03:30:21")])[0]
+    assert (top.failure, top.rank, top.data["stopped_from_outside"]) == ("rank_hang", 2, True)
+
+
+def test_a_job_stopped_while_its_lines_still_came_is_no_hang() -> None:
+    top = engine_verdict([*_steps({0: 50, 1: 50}), *_sigterm("03:28:06")])[0]
+    assert top.failure != "rank_hang"
+
+
+def test_a_stop_with_too_few_timed_lines_to_judge_is_no_hang() -> None:
+    lines = ["2026-12-06 03:28:00,398 INFO [rank=0] train.py:21 step 0 loss=1.1", *_sigterm("03:50:21")]
+    assert engine_verdict(lines)[0].failure != "rank_hang"
