@@ -21,6 +21,15 @@ from detectors.scanner import ScanForm
 __all__ = ["FORMS"]
 
 FORMS: dict[str, ScanForm] = {
+    # a metric table's header cell: the trigger itself, and its "| loss |" cell alone. Hyperscan 0.7
+    # (a database of this parser's ~380 patterns) missed the trigger on a header whose first cell is
+    # padded with 14+ spaces ("component              | loss | generation_loss", corpus holdout19
+    # h19a-033); the narrower alternative beside it is found (tests/detectors/test_scanner.py checks
+    # every real log)
+    "table.header": ScanForm(sure=(
+        r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
+        r"\| *(?i:loss) *\|",
+    )),
     # NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d): the INFO alternative ends in ":<line> -> <code>"
     "nccl.chain": ScanForm(sure=(r"NCCL WARN ",), maybe=(r":\d+ -> \d",)),
     # comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+: every collective line has "comm 0x", none " nranks <n>"

@@ -86,12 +86,18 @@ def test_forms_change_no_candidate_line_or_id_in_the_real_corpora(real_logs: Pat
     assert parser.scanner.forms, "the parser's scanner runs no form"
     plain = Scanner(patterns, engine="hyperscan")
     formed = Scanner(patterns, engine="hyperscan", forms=parser.scanner.forms)
+    rules = [re.compile(p.encode()) for p in patterns]
     differ: list[str] = []
     for path in _log_files(real_logs):
         buf = path.read_bytes()
-        want = [(s, e, sorted(ids)) for s, e, ids in plain.scan(buf) if buf[s:e].strip()]
-        got = [(s, e, sorted(ids)) for s, e, ids in formed.scan(buf) if buf[s:e].strip()]
-        if got != want:
+        want = {(s, e): sorted(ids) for s, e, ids in plain.scan(buf) if buf[s:e].strip()}
+        got = {(s, e): sorted(ids) for s, e, ids in formed.scan(buf) if buf[s:e].strip()}
+        # (Hyperscan given every pattern as it is misses one real header line, which the forms
+        # find: detectors/scanforms.py's table.header; an id only the forms found must be its
+        # rule's own match in that line)
+        extra = {k: [i for i in ids if i not in want.get(k, [])] for k, ids in got.items()}
+        if any(want[k] != got.get(k) for k in want) or any(
+                not rules[i].search(buf[k[0]:k[1]]) for k, ids in extra.items() for i in ids):
             differ.append(path.parent.name)
     assert differ == []
 
