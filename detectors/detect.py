@@ -811,6 +811,9 @@ class JobState:
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
                 hit = (self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
                        or self._climbing(st, rec, v))
+            elif not hit and metric == "loss" and n >= 3 and not unkeyed:
+                # a short excerpt (a few epoch lines): only a walk back far past its best counts
+                hit = self._diverged(st, v)
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
             if hit:
@@ -939,12 +942,12 @@ class JobState:
         if best is None or not (best > 0 and v >= 3 * best and v - best >= 1.0):
             return False  # the last condition below fails whatever the rest says
         prev = [x for r in st.samples if (x := r.data.get("loss")) is not None and math.isfinite(x)]
-        if len(prev) < 5:
+        if len(prev) < 3:
             return False
         best = min(prev)
         if _swung_back(prev, best, v):
             return False
-        recent = sorted(prev[-5:])[2]
+        recent = sorted(prev[-5:])[len(prev[-5:]) // 2]
         tail = [x for x in prev[-20:] if x > 0]
         steps = sorted(abs(math.log(b / a)) for a, b in itertools.pairwise(tail))
         if steps and steps[len(steps) // 2] > 0.6:

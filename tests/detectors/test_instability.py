@@ -359,3 +359,29 @@ def test_the_guards_own_exception_is_the_divergence_not_a_bug() -> None:
                       "Exception: Loss Exploded"])
     assert inc and inc[0]["failure"] == "loss_spike"
     assert "rank_exception" not in {i["failure"] for i in inc}
+
+
+# a short excerpt of a detector's warm-up that diverges (PaddlePaddle/PaddleDetection#6048, PP-YOLOE, corpus
+# holdout19 h19c-024: four log lines, the loss 4.8 -> 4.7 -> 8.4 -> 21.5 as the learning rate rises)
+_PPYOLOE = "[05/24 16:55:42] ppdet.engine INFO: Epoch: [{e}] [{i:3d}/166] learning_rate: {lr:.6f} loss: {v} eta: 16:21:30"
+
+
+def _verdict(lines: list[str]) -> list[str]:
+    engine = Engine("t")
+    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
+    return [i.failure for i in engine.verdict() if i.severity in ("critical", "warning")]
+
+
+def test_a_short_excerpt_that_walks_far_past_its_best_diverged() -> None:
+    rows = [(0, 0, 0.0, "4.831001"), (0, 100, 0.004217, "4.718459"), (1, 0, 0.007, "8.422877"), (1, 100, 0.011217, "21.496906")]
+    assert _verdict([_PPYOLOE.format(e=e, i=i, lr=lr, v=v) for e, i, lr, v in rows]) == ["loss_spike"]
+
+
+def test_a_short_excerpt_that_wobbles_is_healthy() -> None:
+    rows = [(0, 0, 0.0, "4.831001"), (0, 100, 0.004217, "4.718459"), (1, 0, 0.007, "5.9"), (1, 100, 0.011217, "4.2")]
+    assert _verdict([_PPYOLOE.format(e=e, i=i, lr=lr, v=v) for e, i, lr, v in rows]) == []
+
+
+def test_two_lines_are_no_series() -> None:
+    rows = [(0, 0, 0.0, "4.831001"), (0, 100, 0.004217, "21.5")]
+    assert _verdict([_PPYOLOE.format(e=e, i=i, lr=lr, v=v) for e, i, lr, v in rows]) == []
