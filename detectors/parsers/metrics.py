@@ -101,7 +101,9 @@ _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
 # "Train: [3/300][290/625]", DeiT/MAE/PaddleDetection "Epoch: [0] [  560/21947]", HRNet
 # "Epoch: [19][300/7922]", MMEngine's epoch-based loop "Epoch(train) [1][ 10/20]" (the second pair
 # restarts every epoch: no step, but it orders one epoch's lines: "epoch_iter")
-_BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch(?:\(train\))?)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
+_BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch(?:\(train\))?)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]"
+                            # (plain loops print the epoch bare: "Epoch 2 [20/31]", "Epoch 3/10 [120/500]")
+                            r"|\bEpoch:?\s{1,4}(\d{1,6})(?:/\d{1,6})?\s{1,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
 
 # the bracketed iteration of a logger that names its loop before the counter: MMEngine's
 # iteration-based loop "Iter(train) [ 7/20]" (xtuner, mmsegmentation), a global counter
@@ -156,9 +158,10 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
     if "step" not in values and (it := _BRACKET_ITER.search(body)) is not None:
         values["step"] = float(it.group(1))
     if ("epoch" not in values or "step" not in values) and (ep := _BRACKET_EPOCH.search(body)) is not None:
-        values.setdefault("epoch", float(ep.group(1)))
-        if "step" not in values and values["epoch"] == float(ep.group(1)):
-            values["epoch_iter"] = float(ep.group(2))
+        epoch, batch = (ep.group(1), ep.group(2)) if ep.group(1) is not None else (ep.group(3), ep.group(4))
+        values.setdefault("epoch", float(epoch))
+        if "step" not in values and values["epoch"] == float(epoch):
+            values["epoch_iter"] = float(batch)
     if "step" not in values and len(values) < 2:
         # a lone value needs to say something: "loss is nan" does, a keyed "loss: 0.81"
         # (Keras, plain prints) does, a bare "scale: 2" does not; a row of a key/value table

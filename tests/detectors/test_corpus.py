@@ -15,7 +15,7 @@ from monitor.evaluate import QUIET_CLASSES, EvalResult, evaluate
 from tests.conftest import REPO, SHARED
 
 CORPUS = REPO / "tests" / "corpus"
-OVERALL_FLOOR = 0.94  # scored 97.7% (1050/1075 + 21/21 shared) in round 6; 97.3% (1133/1164) with holdout10; 97.07% (1193/1229) with holdout11; 95.99% (1244/1296) with holdout12, the end-of-round set of round 8 (first look 46/67); 95.75% (1284/1341) with holdout13 (round 9, first look 28/45); 96.2% (1358/1412) with holdout14 (round 10, first look 52/71); 95.6% (1417/1482) with holdout15 (first look 49/70); 95.4% (1553/1628) with holdout16 (round 12, first look 121/146); 95.1% (1639/1724) with holdout17 (first look 75/96); 94.7% (1798/1899) with holdout18 (round 13, first look 123/175); 94.2% (1924/2042) with holdout19 (round 14, first look 107/143)
+OVERALL_FLOOR = 0.94  # scored 97.7% (1050/1075 + 21/21 shared) in round 6; 97.3% (1133/1164) with holdout10; 97.07% (1193/1229) with holdout11; 95.99% (1244/1296) with holdout12, the end-of-round set of round 8 (first look 46/67); 95.75% (1284/1341) with holdout13 (round 9, first look 28/45); 96.2% (1358/1412) with holdout14 (round 10, first look 52/71); 95.6% (1417/1482) with holdout15 (first look 49/70); 95.4% (1553/1628) with holdout16 (round 12, first look 121/146); 95.1% (1639/1724) with holdout17 (first look 75/96); 94.7% (1798/1899) with holdout18 (round 13, first look 123/175); 94.3% (1925/2042) with holdout19 (round 14, first look 107/143)
 CLASS_FLOOR = 0.75  # every class with >= 5 cases (lowest: training_instability 67/82 = 81.7% with holdout12; 76/91 = 83.5% in round 10; fp16_overflow 24/31 = 77.4% with holdout17; rank_hang 76/98 = 77.6% with holdout18; rank_hang 85/112 = 75.9% and fp16_overflow 29/38 = 76.3% with holdout19)
 
 

@@ -98,3 +98,12 @@ def test_a_lone_logging_rank_of_a_known_world_names_no_rank() -> None:
                    _FW4.replace("[ 7/20]", "[ 8/20]").replace("loss: 0.4039", "loss: nan")]
     assert _incidents(nan_at_once)[0][:2] == ("nonfinite_loss", 0)  # one rank seen, world unknown
     assert _incidents([*_ENV, *nan_at_once])[0][:2] == ("nonfinite_loss", None)
+
+
+def test_a_plain_epoch_before_its_batch_counter_orders_the_epochs_lines() -> None:
+    # plain loops print the epoch bare before the bracketed batch counter ("Epoch 2 [20/31]", a CPU
+    # torchrun job, corpus holdout18 g18-047; "Epoch 3/10 [120/500]"): the epoch and the batch
+    # within it, no global step
+    got = _samples(["2026-12-06 03:28:27,414 INFO [rank=2] train.py:21 Epoch 2 [20/31] loss=1.1340 lr=0.0030",
+                    "Epoch 3/10 [120/500] loss: 0.5213"])
+    assert [(step, d.get("epoch"), d.get("epoch_iter")) for step, d in got] == [(None, 2.0, 20.0), (None, 3.0, 120.0)]
