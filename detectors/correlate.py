@@ -29,7 +29,7 @@ from typing import Any
 from detectors.detect import JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
-from detectors.stacks import RankStack, Where, classify, compare, is_launcher, traceback_frame
+from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -777,7 +777,7 @@ class _Correlator:
         # a failure whose lines name no rank (the kernel's or Slurm's OOM-killer report) and the one
         # rank a trusted launcher saw end the way that failure ends a process (SIGKILL): that rank
         for f in own.get(None, []):
-            codes = f.data.get("ends_rank_with") or self.cat[f.failure].ends_rank_with
+            codes = _codes(f.data.get("ends_rank_with")) or self.cat[f.failure].ends_rank_with
             if f.role is not Role.CAUSE or f.rank is not None or not codes:
                 continue
             ended = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
@@ -1000,8 +1000,8 @@ class _Correlator:
             raw = t.data.get("frames")
             if not t.data.get("interrupted") or not raw:
                 continue
-            frames = tuple(traceback_frame(str(fn), str(file), line) for fn, file, line in raw)
-            if not is_launcher(frames):
+            frames = decode_frames(raw)
+            if frames and not is_launcher(frames):
                 samples.setdefault(self.resolve(t.rank, t.local_rank), (t, frames))
         if not samples or self._progressing_at(min(t.time for t, _ in samples.values() if t.time is not None)
                                                if any(t.time is not None for t, _ in samples.values()) else None):
@@ -1077,8 +1077,9 @@ class _Correlator:
         samples: dict[int, tuple[Any, ...]] = {}
         for f in sorted(fatal, key=lambda f: f.order):
             raw = f.data.get("frames")
-            if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank is not None and raw:
-                samples.setdefault(f.rank, tuple(traceback_frame(str(fn), str(file), line) for fn, file, line in raw))
+            if (f.failure in ("collective_timeout", "peer_connection_lost") and f.rank is not None
+                    and (frames := decode_frames(raw))):
+                samples.setdefault(f.rank, frames)
         if len(samples) < 2:
             return None
         verdict = compare([RankStack(r, fr) for r, fr in sorted(samples.items())])
@@ -1666,6 +1667,13 @@ def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
 STALL_MIN_SECONDS = 60.0
 STALL_FACTOR = 20.0
 STALL_MIN_LINES = 6  # metric lines that make a cadence to judge the silence by
+
+def _codes(raw: object) -> list[int]:
+    """A fingerprint's ``ends_rank_with`` as its event carries it ("-6", "-6,-9"); [] if not that."""
+    if not isinstance(raw, str):
+        return []
+    return [int(c) for c in raw.split(",") if c.strip().lstrip("-").isdigit()]
+
 
 # finding data the correlator reads that is no part of an incident (a traceback's frames: the
 # stack comparison's input, said in the narrative where it names a rank)

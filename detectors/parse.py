@@ -313,7 +313,8 @@ class LogParser:
                 if fr.fp.scaled:
                     data["scaled"] = True
                 if fr.fp.ends_rank_with:
-                    data["ends_rank_with"] = list(fr.fp.ends_rank_with)
+                    # (event data is scalars: "-6" or "-6,-9")
+                    data["ends_rank_with"] = ",".join(str(c) for c in fr.fp.ends_rank_with)
                 exceptions.stack_data(seg, data)  # raised through process-group set-up; its frames
                 if seg.pre.host is not None and seg.pre.pid is not None:
                     data["nccl_proc"] = f"{seg.pre.host}:{seg.pre.pid}"  # a traceback below may claim the process

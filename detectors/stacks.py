@@ -41,6 +41,8 @@ __all__ = [
     "Where",
     "classify",
     "compare",
+    "decode_frames",
+    "encode_frames",
     "is_launcher",
     "main_frames",
     "parse_dump",
@@ -137,6 +139,26 @@ _STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/")
 # where it waits says nothing about the workers
 _LAUNCHER_FILES = ("torch/multiprocessing/spawn.py", "torch/distributed/elastic/", "torch/distributed/run.py",
                    "accelerate/commands/", "deepspeed/launcher/", "lightning/fabric/strategies/launchers/")
+
+
+def encode_frames(frames: list[tuple[str, str, int]]) -> str:
+    """A traceback's frames (innermost first) as one string, ``function\tfile\tline`` per line: event
+    data is scalars only (it travels as MQTT payloads, ``monitor.mqtt``)."""
+    return "\n".join(f"{fn}\t{file}\t{line}" for fn, file, line in frames)
+
+
+def decode_frames(raw: object) -> tuple[Frame, ...]:
+    """``encode_frames``'s string back as frames (py-spy's shortened paths); what is not one is
+    skipped (a redacted or cut payload from another node), so a bad value only means fewer frames."""
+    if not isinstance(raw, str):
+        return ()
+    out: list[Frame] = []
+    for row in raw.splitlines()[:MAX_FRAMES]:
+        parts = row.split("\t")
+        if len(parts) != 3 or not parts[0] or not parts[1]:
+            continue
+        out.append(traceback_frame(parts[0], parts[1], int(parts[2]) if parts[2].isdigit() else None))
+    return tuple(out)
 
 
 def traceback_frame(function: str, file: str, line: int | None) -> Frame:

@@ -14,6 +14,7 @@ import re
 
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
+from detectors.stacks import encode_frames
 
 __all__ = [
     "BLOCK_LINES",
@@ -236,7 +237,7 @@ def _interrupted(m: re.Match[str], seg: Segment) -> bool:
     data: dict[str, object] = {"pid": None, "signal": "SIGINT", "reporter": "self", "interrupted": True}
     frames = getattr(seg.file, "frames", None)
     if frames and (mine := frames.pop((seg.rank, seg.local_rank), None)):
-        data["frames"] = [list(f) for f in reversed(mine)]  # innermost first, as a stack sample
+        data["frames"] = encode_frames(list(reversed(mine)))  # innermost first, as a stack sample
     seg.emit(EventKind.TEARDOWN, data=data)
     return True
 
@@ -301,7 +302,7 @@ def stack_data(seg: Segment, data: dict[str, object]) -> None:
         return
     if any(fn.rsplit(".", 1)[-1] in _SETUP_FRAMES for fn, _, _ in mine):
         data["setup"] = True
-    data["frames"] = [list(f) for f in reversed(mine)]
+    data["frames"] = encode_frames(list(reversed(mine)))
 
 
 FRAME_RULE = Rule("exception.frame", r'File "[^"\n]{1,400}", line \d{1,7}, in ', _frame)
