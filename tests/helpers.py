@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from detectors.detect import JobState
     from detectors.model import Incident
 
-__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_verdict", "fed_state", "free_port", "stop_process", "sync"]
+__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_events", "engine_verdict", "fed_state", "free_port", "stop_process", "sync"]
 
 
 def fed_state(lines: list[str], path: str = "console.log", rank: int | None = None) -> JobState:
@@ -30,6 +30,14 @@ def fed_state(lines: list[str], path: str = "console.log", rank: int | None = No
         for ev in parser.parse_line(line, i, fs):
             st.add(ev)
     return st
+
+
+def engine_events(lines: list[str], path: str = "train.log") -> list[Event]:
+    """The events one file's lines give through the engine's chunk scan and parse."""
+    from detectors.engine import Engine
+
+    engine = Engine("t")
+    return engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file(path))
 
 
 def engine_verdict(lines: list[str], path: str = "train.log") -> list[Incident]:

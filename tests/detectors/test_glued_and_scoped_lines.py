@@ -10,15 +10,13 @@
 
 from __future__ import annotations
 
-from detectors.engine import Engine
 from detectors.model import EventKind
-from tests.helpers import engine_verdict
+from tests.helpers import engine_events, engine_verdict
 
 
 def _samples(lines: list[str]) -> list[tuple[int | None, int | None, float]]:
     """(rank, or local rank where only that is known; step; loss) of each metric line read."""
-    engine = Engine("t")
-    events = engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
+    events = engine_events(lines)
     return [(e.rank if e.rank is not None else e.local_rank, e.step, round(e.data["loss"], 5))
             for e in events if e.kind is EventKind.SAMPLE]
 

@@ -10,7 +10,7 @@ from detectors.diagnosis import build_report
 from detectors.engine import Engine
 from detectors.model import EventKind
 from detectors.parsers.fields import extract
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 # OpenNMT-py's old progress line: perplexity and its log, the cross-entropy, side by side
 # https://github.com/OpenNMT/OpenNMT-py/issues/709
@@ -367,9 +367,7 @@ _PPYOLOE = "[05/24 16:55:42] ppdet.engine INFO: Epoch: [{e}] [{i:3d}/166] learni
 
 
 def _verdict(lines: list[str]) -> list[str]:
-    engine = Engine("t")
-    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
-    return [i.failure for i in engine.verdict() if i.severity in ("critical", "warning")]
+    return [i.failure for i in engine_verdict(lines) if i.severity in ("critical", "warning")]
 
 
 def test_a_short_excerpt_that_walks_far_past_its_best_diverged() -> None:

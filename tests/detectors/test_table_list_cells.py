@@ -9,15 +9,8 @@ loss that went NaN; a multi-term loss table).
 
 from __future__ import annotations
 
-from detectors.engine import Engine
-from detectors.model import Event, EventKind
-from tests.helpers import engine_verdict
-
-
-def engine_events(lines: list[str]) -> list[Event]:
-    engine = Engine("t")
-    return engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
-
+from detectors.model import EventKind
+from tests.helpers import engine_events, engine_verdict
 
 _ONE = ["Step      Train loss    Test loss     Test metric",
         "0         [5.47e+03]    [6.44e+03]    [1.00e+00]",
