@@ -439,6 +439,10 @@ class _Correlator:
             step = explicit[0].step if explicit else (run_start.step if run_start else None)
             begun = _descent_start(self.st.scale_moves)
             source, source_from = self._overflowing_rank(begun.step if begun is not None else None)
+            if source is None:
+                source, source_from, note = self._local_overflow_rank(begun.order if begun is not None else None)
+                if note is not None:
+                    evidence = [*evidence, note]
             extra: dict[str, Any] = {"rank_from": source_from} if source is not None else {}
             out.append(self.finding(
                 "loss_scale_collapse", source, step, explicit[0].time if explicit else (last.time if last else None),
@@ -450,9 +454,12 @@ class _Correlator:
             # the scaler grew back and overflowed again, cycle after cycle, on a large share of the
             # logged steps: not the start-up search (one descent) nor a scaler riding its edge
             # (one overflow per growth window of hundreds of steps): the run pays for the skips
-            out.append(self.finding("fp16_overflow_skips", None, first.step if first else None,
-                                    first.time if first else None, evidence, overflows=len(real),
-                                    lowest_scale=lowest, consecutive=tail_run, trend=trend))
+            rank, rank_from, note = self._local_overflow_rank(first.order if first else None)
+            extra = {"rank_from": rank_from} if rank is not None else {}
+            out.append(self.finding("fp16_overflow_skips", rank, first.step if first else None,
+                                    first.time if first else None, evidence + ([note] if note else []),
+                                    overflows=len(real), lowest_scale=lowest, consecutive=tail_run, trend=trend,
+                                    **extra))
             return out
         tos = [m.to_scale for m in real if m.to_scale is not None and m.to_scale > 1]
         if len(tos) >= 3 and max(tos) <= 2 * min(tos) and len(tos) > len(set(tos)) > 1:
@@ -551,7 +558,12 @@ class _Correlator:
             run += 1
         end = real[run - 1].to_scale if real else None
         rest = real[run:]
-        if run < STARTUP_RUN or end is None or end < STARTUP_FLOOR or len(rest) > STARTUP_AFTER:
+        # a back-off from a scale the scaler had just grown back to (its growth line said so) is
+        # its normal cycle, not more search: such moves are not counted against STARTUP_AFTER (a
+        # high rate of them is caught before, see _overflow_rate_high)
+        cycle = sum(1 for a, b in itertools.pairwise(real[run - 1:]) if a.to_scale is not None
+                    and b.from_scale is not None and b.from_scale > a.to_scale)
+        if run < STARTUP_RUN or end is None or end < STARTUP_FLOOR or len(rest) - cycle > STARTUP_AFTER:
             return False
         if any(m.to_scale is None or m.to_scale < STARTUP_FLOOR for m in rest):
             return False
@@ -563,16 +575,20 @@ class _Correlator:
     def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
         """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a
         rate of one per 20 logged steps or more over a span of SPAN_STEPS+ steps."""
-        regrown = sum(1 for a, b in itertools.pairwise(real)
-                      if a.to_scale is not None and b.from_scale is not None and b.from_scale > a.to_scale)
-        if regrown < REGROWTHS:
+        grew = [i for i, (a, b) in enumerate(itertools.pairwise(real), 1)
+                if a.to_scale is not None and b.from_scale is not None and b.from_scale > a.to_scale]
+        if len(grew) < REGROWTHS:
             return False
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
         first_val = self.st.first_step_value
         if not last_steps or first_val is None:
             return False
-        span = max(last_steps) - first_val
-        return span >= SPAN_STEPS and len(real) / span >= HIGH_SKIP_RATE
+        # the rate after the start-up search: from the first back-off after a regrowth on (the
+        # unbroken descent from the initial scale is the scaler calibrating, counted apart)
+        after = real[grew[0]:]
+        begin = after[0].step if after[0].step is not None and after[0].step >= first_val else first_val
+        span = max(last_steps) - begin
+        return span >= SPAN_STEPS and len(after) / span >= HIGH_SKIP_RATE
 
     def _scale_logged_dynamic(self) -> bool:
         """The logged loss scale is a dynamic scaler's, so 1 is far down its range rather than a
@@ -589,7 +605,10 @@ class _Correlator:
         if so is not None and so[2] >= STATIC_OVERFLOWS:
             # a static loss scale overflowing again and again: every such step is thrown away and the
             # scale never comes down to where the gradients fit
-            return [self.finding("fp16_overflow_skips", None, so[1], None, [so[0]], skipped=so[2], static_scale=True)]
+            rank, rank_from, note = self._local_overflow_rank(None)
+            extra: dict[str, Any] = {"rank_from": rank_from} if rank is not None else {}
+            return [self.finding("fp16_overflow_skips", rank, so[1], None, [so[0]] + ([note] if note else []),
+                                 skipped=so[2], static_scale=True, **extra)]
         static = getattr(self.st, "static_skips", None)
         if static is not None:
             a, b = static
@@ -606,6 +625,20 @@ class _Correlator:
             return [self.finding("fp16_overflow_skips", None, a.step, a.time, [a.source, b.source],
                                  skipped=dskip, steps=dsteps, rate=round(dskip / dsteps, 3))]
         return []
+
+    def _local_overflow_rank(self, since: int | None) -> tuple[int | None, str | None, Source | None]:
+        """The one rank that wrote notes of inf/NaN in its OWN gradients (from arrival order
+        ``since`` on) in a job of several ranks: the overflow flag is all-reduced, so every rank
+        skips the step, but the overflow came from that rank's batch. Any note whose rank is
+        unknown, or notes from two ranks, name nobody."""
+        notes = [n for n in getattr(self.st, "local_overflows", []) if since is None or n[3] >= since]
+        if not notes:
+            return None, None, None
+        ranks = {self.resolve(n[0], n[1]) for n in notes}
+        several = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+        if len(ranks) != 1 or None in ranks or not several:
+            return None, None, None
+        return next(iter(ranks)), "local_overflow", notes[0][4]
 
     def _overflowing_rank(self, step: int | None) -> tuple[int | None, str | None]:
         """The one rank whose own logged loss went non-finite at the step the overflows began,
@@ -1691,7 +1724,7 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
             if k in by_step:
                 continue
             by_step.add(k)
-        if out:
+        if out and not getattr(m, "regrown", False):  # (a move after a growth line is no copy)
             p = out[-1]
             if (p.from_scale, p.to_scale, p.time, p.step) == (m.from_scale, m.to_scale, m.time, m.step) and p.source.path == m.source.path and (m.time is not None or m.step is not None):
                 continue

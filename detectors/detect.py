@@ -45,6 +45,7 @@ MIN_WINDOW = 64
 STATIC_SKIP_LINES = 3
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
+LOCAL_OVERFLOW_NOTES = 10_000  # per job: a rank's notes of its own inf/NaN gradients kept
 MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
@@ -207,6 +208,11 @@ class JobState:
         # overflow reports under a static loss scale (the step skipped, the scale unchanged): the
         # first one, its step and how many (a static scaler never backs off: these are no ScaleMoves)
         self.static_overflows: tuple[Source, int | None, int] | None = None
+        # one rank's own notes of inf/NaN in its local gradients (see Fingerprint.local_overflow):
+        # (rank, local rank, step, order, line), the first LOCAL_OVERFLOW_NOTES of them
+        self.local_overflows: list[tuple[int | None, int | None, int | None, int, Source]] = []
+        # the scale a dynamic scaler last said it grew back to (since the last back-off)
+        self.scale_regrown: float | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -228,6 +234,8 @@ class JobState:
         self.__dict__.setdefault("window", WINDOW)
         self.__dict__.setdefault("static_skips", None)
         self.__dict__.setdefault("static_overflows", None)
+        self.__dict__.setdefault("local_overflows", [])
+        self.__dict__.setdefault("scale_regrown", None)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -408,6 +416,19 @@ class JobState:
 
     def _match(self, ev: Event, order: int, step: int | None) -> None:
         failure = ev.failure or "rank_exception"
+        if failure == "fp16_overflow_skips" and ev.data.get("local_overflow"):
+            # one rank's note of its own inf/NaN gradients: evidence of whose batch overflowed,
+            # no scale move (the scaler's own line tells that)
+            if len(self.local_overflows) < LOCAL_OVERFLOW_NOTES:
+                self.local_overflows.append((ev.rank, ev.local_rank, step, order, ev.source))
+            else:
+                self.dropped["local_overflows"] += 1
+            return
+        if failure == "fp16_overflow_skips" and ev.data.get("scale_growth"):
+            # the scaler grew back after a clean window: the next back-off that names only its new
+            # scale started here (a regrowth, not one more halving of a falling scale)
+            self.scale_regrown = _float(ev.data.get("to_scale") or ev.data.get("to_scale2") or ev.data.get("to_scale3"))
+            return
         if failure == "fp16_overflow_skips" and ("static_scale" in ev.data or "static_scale2" in ev.data):
             # an overflow under a static loss scale: counted (every rank's copy too: a count of reports)
             so = self.static_overflows
@@ -428,6 +449,11 @@ class JobState:
                 hysteresis="hysteresis" in d,
                 initial=_float(d.get("initial_scale")),
             )
+            grown, self.scale_regrown = self.scale_regrown, None
+            if grown is not None and move.to_scale is not None and grown > move.to_scale:
+                move.regrown = True
+                if move.from_scale is None:
+                    move.from_scale = grown
             prev = self.scale_moves[-1] if self.scale_moves else None
             if prev is not None and _halves(prev, move):
                 # one overflow told in two lines ("Grad overflow on iteration 8" then "Using

@@ -312,6 +312,10 @@ class LogParser:
                     data["presence"] = fr.fp.presence
                 if fr.fp.scaled:
                     data["scaled"] = True
+                if fr.fp.local_overflow:
+                    data["local_overflow"] = True
+                if fr.fp.scale_growth:
+                    data["scale_growth"] = True
                 if fr.fp.ends_rank_with:
                     # (event data is scalars: "-6" or "-6,-9")
                     data["ends_rank_with"] = ",".join(str(c) for c in fr.fp.ends_rank_with)

@@ -102,6 +102,14 @@ class Fingerprint:
     # entry's own ``ends_rank_with`` does not say it: the line names no rank, and the one worker
     # a launcher saw end that way is the one that printed it
     ends_rank_with: list[int] = field(default_factory=list)
+    # the line is one rank's own note that ITS gradients held inf/NaN before the overflow flag
+    # was all-reduced (a hand-written scaler's "found 12 inf/nan values in fp16 grads (local)"):
+    # no scale move of its own; when one rank alone writes such notes, the overflows that
+    # skip every rank's step came from that rank's batch
+    local_overflow: bool = False
+    # the line tells the dynamic scaler GREW its scale back after a clean window (``to_scale``):
+    # no overflow; the next back-off that names only its new scale backed off from this one
+    scale_growth: bool = False
 
     def __post_init__(self) -> None:
         if problem := _pattern_problem(self.pattern):

@@ -1,0 +1,93 @@
+"""A hand-written fp16 loop may check its own gradients before the overflow flag is all-reduced and
+say so ("found 12 inf/nan values in fp16 grads (local)", "local inf in scaled grads", "grad overflow
+in 0.weight"). Every rank skips the step, but when one rank alone writes such notes the overflow came
+from its batch: that rank is named. A dynamic scaler's growth message ("Increasing dynamic loss scale
+from 8192.0 to 16384.0", DeepSpeed's fused optimizer; "loss scale raised to X") tells that the next
+back-off started from the grown scale, so overflows that keep coming back after regrowths are told
+apart from the start-up search. Shapes from corpus holdout18 g18b-017/018/019 and holdout19
+g19-004/005/006 (CPU jobs with hand-written scalers) and DeepSpeed's fused_optimizer.py."""
+
+from __future__ import annotations
+
+from tests.helpers import engine_verdict
+
+
+def _collapse(note: str, rank: int, other_note: str | None = None) -> list[str]:
+    lines = ["[rank0] fp16 mixed precision: dynamic loss scaling, initial scale 65536, world_size 2"]
+    for i in range(1, 41):
+        lines.append(f"[rank0] step {i * 10} | loss {2.0 - i * 0.01:.4f} | scale 65536")
+    scale = 65536.0
+    for step in range(401, 420):
+        lines.append(f"[rank{rank}] " + note.format(step=step))
+        if other_note is not None:
+            lines.append(f"[rank{1 - rank}] " + other_note.format(step=step))
+        scale /= 2
+        lines.append(f"[rank0] step {step}: skipping step, overflow. loss scale halved to {scale}")
+    lines.append(
+        "[rank0] RuntimeError: Current loss scale already at minimum - cannot decrease scale anymore"
+    )
+    return lines
+
+
+def test_the_one_rank_that_notes_its_own_inf_grads_is_named() -> None:
+    for note in (
+        "step {step}: found 4 inf/nan values in fp16 grads (local)",
+        "local inf in scaled grads (scale=512) step={step}",
+        "fp16 grad overflow in 0.weight (max|g|=3.058e+09) at step {step}",
+    ):
+        top = engine_verdict(_collapse(note, 1))[0]
+        assert (top.failure, top.rank) == ("loss_scale_collapse", 1), note
+
+
+def test_notes_from_two_ranks_name_nobody() -> None:
+    note = "step {step}: found 4 inf/nan values in fp16 grads (local)"
+    top = engine_verdict(_collapse(note, 1, other_note=note))[0]
+    assert (top.failure, top.rank) == ("loss_scale_collapse", None)
+
+
+def test_a_static_scale_overflowing_on_one_ranks_batch_names_it() -> None:
+    lines = ["[rank0] fp16 mixed precision: static loss scaling, initial scale 128, world_size 3"]
+    lines += [f"[rank0] step {s} | loss 0.3 | scale 128 | skipped 0" for s in range(20, 200, 20)]
+    for step in range(200, 210):
+        lines.append(
+            f"[rank0] step {step}: skipping step, overflow (static loss scale 128); {step - 199} steps skipped so far"
+        )
+        lines.append(f"[rank2] step {step}: found 70000 inf/nan values in fp16 grads (local)")
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("fp16_overflow_skips", 2)
+
+
+def _regrowing(every: int) -> list[str]:
+    """A start-up descent from 2^32, then a scaler that grows back and overflows once per ``every`` steps."""
+    lines = ["[rank0] fp16 mixed precision: dynamic loss scaling, initial scale 4.29497e+09, world_size 2"]
+    scale = 4294967296.0
+    for step in range(1, 14):
+        scale /= 2
+        lines.append(f"[rank0] step {step}: skipping step, overflow. loss scale halved to {scale:g}")
+    for step in range(14, 301):
+        if step % 20 == 0:
+            lines.append(f"[rank0] step {step:4d} | loss {2.0 / (1 + step / 100):.4f} | scale {scale:g}")
+        if step % every == 0:
+            lines.append(
+                f"[rank0] step {step}: no overflow for {every - 1} steps, loss scale raised to {scale * 2:g}"
+            )
+            lines.append(f"[rank0] step {step + 1}: skipping step, overflow. loss scale halved to {scale:g}")
+    return lines
+
+
+def test_overflows_after_each_regrowth_at_a_high_rate_are_reported() -> None:
+    top = engine_verdict(_regrowing(every=8))[0]
+    assert top.failure == "fp16_overflow_skips" and top.severity == "warning"
+
+
+def test_the_start_up_search_does_not_count_toward_the_rate() -> None:
+    # 13 halvings in the first steps, then one overflow per 60 steps: the scaler's cycle
+    assert not [i for i in engine_verdict(_regrowing(every=60)) if i.severity in ("warning", "critical")]
+
+
+def test_deepspeeds_growth_line_is_a_growth_not_an_overflow() -> None:
+    line = (
+        "[2023-10-31 04:00:02,829] [INFO] [unfused_optimizer.py:290:_update_scale] "
+        "Increasing dynamic loss scale from 8192.0 to 16384.0"
+    )
+    assert engine_verdict([line] * 5) == []
