@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Protocol
 
-__all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "ScanForm", "Scanner", "available_engines", "best_engine", "set_database_cache"]
+__all__ = ["ENGINES", "DatabaseCache", "NoiseRule", "ScanForm", "Scanner", "available_engines", "best_engine", "set_database_cache",
+           "widen_for_bytes"]
 
 # noise by shape: the NCCL debug header of an INFO line (``host:pid:tid [dev] [file:line] NCCL INFO``),
 # and a \r-segment that is a tqdm bar and nothing after it (``desc:  42%|████▏     | 5/12 [..]``)
@@ -213,9 +214,9 @@ class Scanner:
             for i, own in enumerate(self.patterns):
                 form = self.forms.get(i)
                 if form is None:
-                    exprs.append((own, i))
+                    exprs.append((widen_for_bytes(own), i))
                     continue
-                exprs += [(p, i) for p in form.sure] + [(p, n + i) for p in form.maybe]
+                exprs += [(widen_for_bytes(p), i) for p in form.sure] + [(widen_for_bytes(p), n + i) for p in form.maybe]
                 if form.maybe:
                     # searched in one line (no newline): MULTILINE would change nothing but make re
                     # try a pattern that starts with "^" at every offset
@@ -233,8 +234,9 @@ class Scanner:
                 self._set.Add(_uncapture(p).encode())
             self._set.Compile()
         else:
-            self._py = [re.compile(p.encode(), re.MULTILINE) for p in self.patterns]
-            self._any_py = re.compile("|".join(f"(?:{_uncapture(p)})" for p in self.patterns).encode(), re.MULTILINE)
+            wide = [widen_for_bytes(p) for p in self.patterns]
+            self._py = [re.compile(p.encode(), re.MULTILINE) for p in wide]
+            self._any_py = re.compile("|".join(f"(?:{_uncapture(p)})" for p in wide).encode(), re.MULTILINE)
 
     def scan(self, buf: bytes) -> list[Hit]:
         """Return the candidate lines of ``buf`` with the ids of the rules they matched."""
@@ -349,6 +351,66 @@ def _hyperscan_db(exprs: list[tuple[str, int]]) -> Any:
 
 
 _CAPTURE = re.compile(r"\(\?P<\w+>|\((?!\?)")
+_BOUND = re.compile(r"\{(\d*)(,?)(\d*)\}")
+_WIDE = 4  # the most bytes one character takes in UTF-8
+
+
+def widen_for_bytes(pattern: str) -> str:
+    """The pattern for an engine that scans bytes (Hyperscan, ``re`` on bytes) where the rule
+    means characters: a single-character atom that can match a non-ASCII character (``.``, a
+    negated class, ``\\S``, ``\\W``, ``\\D``) may take up to four bytes, so its count is widened
+    (``.{0,80}`` → ``.{0,320}``, a lone ``[^x]`` → ``[^x]{1,4}``). The scan stays a superset of
+    the lines the rule's own regex matches on the decoded text (a line of Chinese text inside a
+    bounded gap is still found); RE2 reads UTF-8 itself and keeps the pattern as written."""
+    if "." not in pattern and "[^" not in pattern and "\\S" not in pattern and "\\W" not in pattern and "\\D" not in pattern:
+        return pattern
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        start = i
+        wide = False
+        if c == "\\":
+            wide = pattern[i + 1 : i + 2] in ("S", "W", "D")
+            i += 2
+        elif c == "[":
+            j = i + 1
+            negated = j < n and pattern[j] == "^"
+            if negated:
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+            wide = negated
+        elif c == ".":
+            i += 1
+            wide = True
+        else:
+            i += 1
+        atom = pattern[start:i]
+        if not wide:
+            out.append(atom)
+            continue
+        q = pattern[i : i + 1]
+        if q == "{" and (m := _BOUND.match(pattern, i)) is not None:
+            lo, comma, hi = m.group(1), m.group(2), m.group(3)
+            i = m.end()
+            if not comma:
+                out.append(f"{atom}{{{lo},{int(lo) * _WIDE}}}")
+            elif hi:
+                out.append(f"{atom}{{{lo or 0},{int(hi) * _WIDE}}}")
+            else:
+                out.append(f"{atom}{{{lo or 0},}}")
+        elif q == "?":
+            i += 1
+            out.append(f"{atom}{{0,{_WIDE}}}")
+        elif q in ("*", "+"):
+            out.append(atom)  # unbounded already
+        else:
+            out.append(f"{atom}{{1,{_WIDE}}}")
+    return "".join(out)
 
 
 def _uncapture(pattern: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -184,3 +185,14 @@ def test_scan_finds_every_line_a_rule_matches_in_the_real_corpora(engine: str, r
                 lost.append(f"{path.parent.name}: {line[:120]!r} {sorted(want - found.get(pos, set()))}")
             pos += len(line) + 1
     assert lost == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_non_ascii_text_inside_a_bounded_gap_is_still_found(engine: str) -> None:
+    # a rule counts characters ("Error: .{0,20}nan"); Hyperscan and re scan bytes, where each of
+    # these Chinese characters is three: the scan must still offer the line (a superset)
+    pattern = r"(?:Error|Exception):\s.{0,20}?(?:NaN|nan)"
+    line = "RuntimeError: 训练损失出现异常值，模型参数为 nan".encode()
+    assert re.search(pattern, line.decode()) is not None
+    assert [ids for _, _, ids in Scanner([pattern, r"a[^x]b"], engine=engine).scan(line + b"\n")] == [[0]]
+    assert [ids for _, _, ids in Scanner([r"a[^x]b"], engine=engine).scan("aéb\n".encode())] == [[0]]
