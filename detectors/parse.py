@@ -329,6 +329,7 @@ class LogParser:
                 ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
                 if state.nccl_warn is not None and state.nccl_warn[0] == source.line:
                     state.nccl_warn = None  # a WARN a fingerprint knows: not left to its return codes
+                exceptions.note_peer_warn(fr.entry.id, seg)  # its return codes may show it came up through set-up
                 if fr.fp.presence:
                     # a sync-point report may list several points on one line (Horovod's stalled
                     # tensors, each with its ranks): each is a report of its own

@@ -94,9 +94,11 @@ _LIGHTNING = re.compile(r"\[rank: (?P<n>\d+)\] ")
 # a user's "rank 1 | step 6 | loss nan"
 _PIPE_RANK = re.compile(r"[Rr]ank[:=]? {0,3}(?P<n>\d{1,6}) {0,2}\| ")
 # NCCL: [2025-03-04 12:17:21] host:pid:tid [dev] file:line (fn) NCCL WARN msg
+# (NCCL 2.3 and older print no "NCCL": "host:pid:tid [3] include/socket.h:194 WARN Call to recv failed ...",
+# "host:pid:tid [3] INFO transport/net_ib.cu:555 -> 2")
 _NCCL = re.compile(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] )?(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] "
-    r"(?:\S+:\d+ (?:\(\w+\) )?)?(?=NCCL (?:INFO|WARN|TRACE|ERROR))"
+    r"(?:\S+:\d+ (?:\(\w+\) )?)?(?=(?:NCCL )?(?:INFO|WARN|TRACE|ERROR) )"
 )
 # a python-logging / loguru / hydra header after a timestamp, one token at a time:
 # "[rank0] INFO train: ", "- train - INFO - ", "| INFO     | mod:fn:42 - ", "[train][INFO] - "

@@ -58,6 +58,9 @@ class FileState:
     nccl_last: tuple[int, str, int] | None = None
     # an NCCL WARN line no fingerprint explained: (line, (host, pid), its source)
     nccl_warn: tuple[int, tuple[str | None, int | None], Any] | None = None
+    # an NCCL WARN that a peer dropped the connection: (line, (host, pid), its source); the return
+    # codes below it may show it came up through communicator set-up (see exceptions._nccl_chain)
+    nccl_peer_warn: tuple[int, tuple[str | None, int | None], Any] | None = None
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns

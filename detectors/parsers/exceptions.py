@@ -28,6 +28,7 @@ __all__ = [
     "THREAD_RULE",
     "UNRAISABLE_RULE",
     "frames_above",
+    "note_peer_warn",
     "raised_in_setup",
     "stack_data",
 ]
@@ -191,6 +192,16 @@ def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
         return False
     warn = getattr(seg.file, "nccl_warn", None)
     code = _CHAIN_CODE.search(seg.body)
+    peer = getattr(seg.file, "nccl_peer_warn", None)
+    if (peer is not None and code is not None and peer[1] == proc and 0 < seg.source.line - peer[0] <= SETUP_CHAIN_LINES
+            and _SETUP_FRAME.search(seg.body)):
+        # a peer's dropped connection that NCCL returned up through communicator set-up
+        # (bootstrap / init): no collective had run yet, the connection itself failed
+        seg.file.nccl_peer_warn = None
+        ev = seg.emit(EventKind.MATCH, failure="peer_connection_lost", data={
+            "pattern": "a lost NCCL connection returned up through communicator set-up (bootstrap / init -> code)",
+            "setup": True, "nccl_code": int(code.group(1)), "nccl_proc": f"{pre.host}:{pre.pid}"})
+        ev.source = peer[2]
     if warn is not None and code is not None and warn[1] == proc and 0 < seg.source.line - warn[0] <= CHAIN_LINES:
         seg.file.nccl_warn = None
         ev = seg.emit(EventKind.MATCH, failure="nccl_error", data={
@@ -200,9 +211,20 @@ def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def note_peer_warn(failure: str, seg: Segment) -> None:
+    """A line of an NCCL process (host:pid) that a fingerprint read as a peer's dropped
+    connection: kept so that its return codes below can show it came up through set-up."""
+    if failure == "peer_connection_lost" and seg.pre.host is not None and seg.pre.pid is not None:
+        seg.file.nccl_peer_warn = (seg.source.line, (seg.pre.host, seg.pre.pid), seg.source)
+
+
 CHAIN_LINES = 6  # the first return-code line comes at most this far below its WARN
+SETUP_CHAIN_LINES = 12  # ... and the set-up frames (bootstrap, init) at most this far
 # an error code (ncclUnhandledCudaError 1 ... ncclRemoteError 6; 0 is success, 7 ncclInProgress)
-_CHAIN_CODE = re.compile(r"NCCL INFO [\w./-]+:\d+ -> ([1-6])\b")
+# (NCCL 2.3 and older print "INFO file:line -> code" without "NCCL")
+_CHAIN_CODE = re.compile(r"(?:NCCL )?INFO [\w./-]+:\d+ -> ([1-6])\b")
+# a return-code line of communicator set-up: bootstrap.cc / init.cc (init.cu, bootstrap.cu before 2.4)
+_SETUP_FRAME = re.compile(r"INFO (?:[\w./-]+/)?(?:bootstrap|init)\.c[cu]?:\d+ -> ")
 
 
 BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _block)
@@ -211,7 +233,7 @@ RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+
 # (a bare ``raise Exception("...")`` prints ``Exception: ...`` at the start of its line)
 EXCEPTION_RULE = Rule("exception", r"[A-Za-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[ \t:\]])Exception: |Fatal Python error: ",
                       _exception)
-NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d)", _nccl_chain)
+NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL WARN |(?:NCCL )?INFO [\w./-]+:\d+ -> \d", _nccl_chain)
 TREES_RULE = Rule("nccl.trees", r"NCCL INFO Trees \[\d+\] -?\d", _trees)
 # a rank-tagged C++ log record whose message goes on over the next, untagged lines
 # ("[rank0]:[W NPUStream.cpp:365] Warning: NPU warning, error code is 507018[Error]: "): read so that
