@@ -26,7 +26,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any
 
-from detectors.detect import JobState, RankState
+from detectors.detect import ABSURD_LOSS, JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
 from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher
@@ -347,7 +347,32 @@ class _Correlator:
                                         r.step, r.time, [r.source],
                                         value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
         _spike_names_the_rank(out)
+        self._spiked_everywhere(out)
         return out
+
+    def _spiked_everywhere(self, found: list[Finding]) -> None:
+        """The first rank's loss spike, and another rank's own spike at the first step that rank
+        logged after it (ranks logging at different cadences: rank 0 every step, the others every
+        ten): every rank that could show it diverged at once, a job-wide cause (a learning rate
+        raised, a bad shared batch): no one rank is named."""
+        spikes = sorted((f for f in found if f.failure == "loss_spike" and f.rank is not None and f.step is not None),
+                        key=lambda f: (f.step, f.order))
+        if len({f.rank for f in spikes}) < 2:
+            return
+        first = spikes[0]
+        for other in spikes[1:]:
+            if other.rank is None or other.rank == first.rank or other.step is None or first.step is None:
+                continue
+            rs = self.st.ranks.get(("g", other.rank))
+            if rs is None:
+                continue
+            between = [p for p in rs.samples if p.step is not None and first.step <= p.step < other.step
+                       and isinstance(p.data.get("loss"), float)]
+            if not between:
+                for f in spikes:
+                    f.rank = None
+                    f.data["every_rank"] = True
+                return
 
     def _lone_grad_logger(self, logger: RankState) -> bool:
         """No other rank logged a grad norm, while the job has other ranks (the loggers are
@@ -389,6 +414,18 @@ class _Correlator:
 
     # ----------------------------------------------------------------- loss scale
     def loss_scale(self) -> list[Finding]:
+        out = self._loss_scale()
+        for f in out:
+            if f.rank is None and f.role is Role.CAUSE and f.failure in ("fp16_overflow_skips", "loss_scale_collapse"):
+                # however the overflows were told (a skip counter, a scale column), the one rank that
+                # noted inf/NaN in its own gradients is whose batch overflowed
+                rank, rank_from, note = self._local_overflow_rank(None)
+                if rank is not None and note is not None:
+                    f.rank, f.data["rank_from"] = rank, rank_from
+                    f.evidence = [*f.evidence, note]
+        return out
+
+    def _loss_scale(self) -> list[Finding]:
         moves = _dedupe_moves(self.st.scale_moves)
         out: list[Finding] = []
         explicit = [f for f in self.st.findings if f.failure == "loss_scale_collapse"]
@@ -1280,7 +1317,12 @@ class _Correlator:
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()
-        if numeric and spikes and _precedes(spikes, numeric) and not self._recovered(spikes, numeric):
+        # (a loss of a trillion seen first, with nothing before it to measure a rise from, does not
+        # lead the non-finite value right after it: the excerpt shows one explosion ending in NaN)
+        unmeasured = all(f.failure == "loss_spike" and f.data.get("baseline") is None and isinstance(f.data.get("value"), float)
+                         and abs(f.data["value"]) >= ABSURD_LOSS for f in spikes)
+        if (numeric and spikes and not unmeasured and _precedes(spikes, numeric)
+                and not self._recovered(spikes, numeric)):
             # a finite explosion came first: the NaN is its consequence, not the cause
             spikes, numeric = _spike_leads(spikes, numeric), []
         if spikes and scale and self._spike_before_descent(spikes, scale):
@@ -1332,6 +1374,19 @@ class _Correlator:
         if not fatal and not any(f.severity in ("critical", "warning") for f in numeric + scale + spikes):
             fatal += self.unfinished_tracebacks()
 
+        own_bad = [f for f in numeric if f.role is Role.CAUSE and f.rank is not None and f.data.get("local")
+                   and f.step is not None]
+        if own_bad:
+            # a rank's own metric went non-finite at a step before another rank's report of a
+            # non-finite value (a guard on the all-reduced norm raising steps later): that report
+            # saw the reduced value, the rank's own series shows where it came from
+            late = [f for f in fatal if f.failure == "nonfinite_loss" and f.role is Role.CAUSE
+                    and f.rank != own_bad[0].rank and f.step is not None and own_bad[0].step is not None
+                    and f.step > own_bad[0].step]
+            for f in late:
+                f.role = Role.COLLATERAL
+            fatal = [f for f in fatal if f not in late]
+            numeric += late
         out: list[Incident] = []
         fatal_inc = self.assemble(fatal, kind="fatal")
         if fatal_inc and fatal_inc.failure in _NUMERIC and numeric:
@@ -1410,6 +1465,11 @@ class _Correlator:
                  and f.data.get("exc_type") == head.data.get("exc_type") and f.data.get("message") == head.data.get("message")
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # the same exception, word for word, on several ranks at once: the job's own error
+        if rank is not None and head.data.get("metric") and head.data.get("pattern") and len(
+                {f.rank for f in causes if f.failure == failure and f.rank is not None
+                 and f.data.get("pattern") == head.data.get("pattern") and f.data.get("metric") == head.data.get("metric")
+                 and (head.step is None or f.step is None or f.step == head.step)}) > 1:
+            rank = None  # the same report of the same metric on several ranks at one step (a synced metric)
         single = self.world_size() == 1
         if single:
             rank = None  # a single-process job: there is no rank to tell apart

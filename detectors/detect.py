@@ -50,6 +50,9 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
+# a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
+# trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
+ABSURD_LOSS = 1e12
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
 # a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
 # entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
@@ -690,7 +693,12 @@ class JobState:
             st.grad_episodes += 1
         if grad is not None:
             st.grad_bad_now = grad_bad
-        if grad_bad and st.first_bad_grad is None:
+        if grad_bad and get("reduced"):
+            # the line says its norm is the all-reduced one ("global grad_norm=inf"): every rank's
+            # view at once, not this rank's gradients
+            if st.first_bad_global is None:
+                st.first_bad_global = rec
+        elif grad_bad and st.first_bad_grad is None:
             st.first_bad_grad = rec
         elif (st.first_bad_grad is not None and st.grad_recovered is None and grad is not None
               and isfinite(grad) and not bad_loss):
@@ -777,6 +785,11 @@ class JobState:
             # the median norm) is an explosion by the run's own measure, no baseline needed
             st.explosion = rec
             rec.data.setdefault("baseline_median", clip)
+            return
+        v_loss = get("loss")
+        if (st.spike is None and isinstance(v_loss, float) and isfinite(v_loss) and abs(v_loss) >= ABSURD_LOSS
+                and not get("unkeyed")):
+            st.spike = rec  # a loss of a trillion or more: diverged, no baseline needed
             return
         ppl = get("ppl")
         if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:

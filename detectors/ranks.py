@@ -47,9 +47,11 @@ def plausible(rank: int, trusted_ws: int) -> bool:
     made-up ``[rank100000]:`` prefixes must not create 20,000 ranks or move the verdict."""
     return trusted_ws <= 0 or rank < 2 * trusted_ws + 64
 
-# "rank 3", "Rank: 3", "rank=3", "global rank 3", "local_rank: 5", "[Rank 1]", "RANK=2"
+# "rank 3", "Rank: 3", "rank=3", "global rank 3", "local_rank: 5", "[Rank 1]", "RANK=2", and a tag
+# glued to its number ("INFO rank2 step21: ...", "rank1:") when nothing but a separator follows
 _MSG_RANK = re.compile(
-    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)['\"]?(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])",
+    r"(?<![\w-])(?P<kind>(?:global[ _])?rank|local[ _-]?rank)['\"]?"
+    r"(?:(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])|(?P<g>\d{1,6})(?![\w.]))",
     re.IGNORECASE,
 )
 # words that make the rank after them somebody else's
@@ -64,7 +66,7 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
         before = body[max(0, m.start() - 12) : m.start()].rstrip(" [(").lower()
         if before.endswith(_PEER_WORDS):
             continue
-        n = int(m.group("n"))
+        n = int(m.group("n") or m.group("g"))
         if m.group("kind").lower().startswith("local"):
             return None, n
         return n, None

@@ -221,6 +221,10 @@ def _kind(f: Frame) -> tuple[Where, str] | None:
     name, file, root = _short(f.function), f.file.replace("\\", "/"), _root(f.file)
     if ("torch/distributed/" in file or root in ("deepspeed", "megatron")) and name in _COLLECTIVES:
         return Where.COLLECTIVE, name
+    if "torch/distributed/c10d_logger" in file:
+        # the logging wrapper around every collective call (torch 2.1+): an interrupt or an error
+        # that lands while it handles the call's exception leaves it innermost, the call below it
+        return Where.COLLECTIVE, "collective"
     if name in _BACKWARD and "torch/autograd" in file:
         return Where.COLLECTIVE, "backward (gradient all-reduce)"
     if "torch/utils/data/" in file:

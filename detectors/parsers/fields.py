@@ -33,6 +33,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "l1"),  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total"),
+    # a rank's own gradient norm before the all-reduce, and the reduced one, printed as such (a loop
+    # that logs both, or rank 0's guard on the reduced norm): the own one is the rank's signal
+    "local_grad_norm": ("local_grad_norm", "local grad norm", "local_gnorm", "local_gradient_norm"),
+    "global_grad_norm": ("global_grad_norm", "global grad norm", "global_gnorm", "global_gradient_norm",
+                         "reduced_grad_norm", "allreduced_grad_norm", "all_reduced_grad_norm"),
     "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
                    "grad_scale", "grad scale",
                    "grad_scaler_scale", "amp_scaler", "cur_scale", "scaler_scale", "amp_scale", "scale"),
@@ -234,6 +239,14 @@ _KEY_WORDS = frozenset(s.rsplit(" ", 1)[0].rsplit(" ", 1)[-1] for s in _LOOKUP i
 
 
 def _close(out: dict[str, float], parts: dict[str, float]) -> None:
+    own = out.pop("local_grad_norm", None)
+    if own is not None:
+        out["grad_norm"] = own  # the rank's own norm beside the reduced one: this rank's signal
+    reduced = out.pop("global_grad_norm", None)
+    if reduced is not None and "grad_norm" not in out and not METRIC_KEYS & out.keys():
+        # only the reduced norm on the line: every rank's at once, no rank's own (see "reduced")
+        out["grad_norm"] = reduced
+        out["reduced"] = 1.0
     # a perplexity is e^(cross-entropy) (2^ in bits): its log is the loss in nats, the scale the
     # spike rules judge (a doubled loss is a squared perplexity); the training "ppl" stays as
     # printed (a perplexity beyond any vocabulary), an eval one only as its loss

@@ -171,7 +171,8 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         row = tagged or _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
         if not row and (key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body))):
             return False
-    return _emit(seg, values, _scope(body, values))
+    # (a norm the line calls reduced keeps its "reduced" mark: no rank's own value)
+    return _emit(seg, values, "global" if values.get("reduced") else _scope(body, values))
 
 
 def _glued(seg: Segment, body: str, records: list[dict[str, float]]) -> bool:
@@ -186,7 +187,7 @@ def _glued(seg: Segment, body: str, records: list[dict[str, float]]) -> bool:
             continue
         seen.add(step if step is not None else math.nan)
         seg.sampled = False
-        _emit(seg, dict(values), scope)
+        _emit(seg, {k: v for k, v in values.items() if k != "reduced"}, scope)
     return seg.sampled
 
 
@@ -363,6 +364,9 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
 _CELLS = re.compile(r"\s*[│┃|]\s*")
 _COUNTER_CELL = re.compile(r"\d{1,9}/\d{1,9}")
 _HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
+# a column naming the process each row is from (a script's per-rank CSV or table: "rank,step,loss,...")
+_RANK_COLUMN = "@rank"
+_HEADER_KEYS.update({k: _RANK_COLUMN for k in ("rank", "global rank", "rank id", "grank")})
 
 
 def _cells(body: str) -> list[str]:
@@ -377,6 +381,8 @@ def _named_columns(cells: list[str]) -> tuple[str | None, ...] | None:
     """A header row's canonical keys (None for a column the table does not know), when at least
     two are known and one is a metric; else None."""
     cols = [_HEADER_KEYS.get(c.strip().casefold().replace("_", " ").replace("-", " ")) for c in cells]
+    if cols.count(_RANK_COLUMN) > 1:
+        return None
     if len([c for c in cols if c]) >= 2 and METRIC_KEYS & set(cols) and len(cols) <= 64:
         return tuple(cols)
     return None
@@ -409,6 +415,16 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         return False
     if "step" in values and (not math.isfinite(values["step"]) or values["step"] != int(values["step"])):
         return False
+    own = values.pop("local_grad_norm", None)
+    if own is not None:
+        values["grad_norm"] = own  # the rank's own norm column beside the reduced one
+    values.pop("global_grad_norm", None)
+    rank = values.pop(_RANK_COLUMN, None)
+    if rank is not None:
+        if not (math.isfinite(rank) and rank == int(rank) and 0 <= rank < 1_000_000):
+            return False
+        if seg.rank is None:
+            seg.rank, seg.rank_from = int(rank), "message"  # the row names its process
     return _emit(seg, values, "local")
 
 

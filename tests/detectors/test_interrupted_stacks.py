@@ -165,3 +165,24 @@ def test_a_job_stopped_while_its_lines_still_came_is_no_hang() -> None:
 def test_a_stop_with_too_few_timed_lines_to_judge_is_no_hang() -> None:
     lines = ["2026-12-06 03:28:00,398 INFO [rank=0] train.py:21 step 0 loss=1.1", *_sigterm("03:50:21")]
     assert engine_verdict(lines)[0].failure != "rank_hang"
+
+
+def test_a_rank_interrupted_inside_the_collective_loggers_wrapper_waits_in_the_collective() -> None:
+    # torch 2.1+ wraps every collective in c10d_logger's wrapper: an interrupt that lands while it
+    # handles the call's error ("Connection closed by peer" as the others went away) leaves the
+    # wrapper innermost (corpus holdout20 g20-015: rank 2 asleep in its own loop)
+    def in_wrapper(rank: int) -> list[str]:
+        return _interrupted(rank, [("/home/user/train_job/train.py", 78, "<module>", "main()"),
+                                   ("/home/user/train_job/train.py", 69, "main", "sync_grads(model); opt.step()"),
+                                   ("/home/user/train_job/train.py", 34, "sync_grads", "dist.all_reduce(p.grad)"),
+                                   (f"{_SITE}/torch/distributed/c10d_logger.py", 85, "wrapper",
+                                    "msg_dict = _get_msg_dict(func.__name__, *args, **kwargs)"),
+                                   (f"{_SITE}/torch/distributed/c10d_logger.py", 53, "_get_msg_dict",
+                                    "def _get_msg_dict(func_name, *args, **kwargs) -> dict[str, Any]:")])
+    lines = [f"2026-12-06 09:16:{10 + s}, [INFO] rank{r}/3 ddp: step {s} loss 1.3" for s in range(1, 9) for r in range(3)]
+    lines += ["W1206 09:17:23.461000 11552 torch/distributed/elastic/agent/server/api.py:753] Received 2 death signal, shutting down workers",
+              *_interrupted(2, [("/home/user/train_job/train.py", 78, "<module>", "main()"),
+                                ("/home/user/train_job/train.py", 68, "main", "time.sleep(1)")]),
+              *in_wrapper(0), *in_wrapper(1)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 2)

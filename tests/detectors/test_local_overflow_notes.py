@@ -91,3 +91,45 @@ def test_deepspeeds_growth_line_is_a_growth_not_an_overflow() -> None:
         "Increasing dynamic loss scale from 8192.0 to 16384.0"
     )
     assert engine_verdict([line] * 5) == []
+
+
+def test_a_note_naming_the_parameter_is_a_local_note_too() -> None:
+    # a skip counter on rank 0's metric lines; only rank 2 notes its own overflowing gradients
+    # (the lines of corpus holdout20 g20-030, a CPU torchrun job with a hand-written fp16 loop)
+    lines = [
+        'INFO rank0 step5: loss 1.3778 scale 4096 skipped 0/5 (0%)',
+        'INFO rank0 step10: loss 1.3417 scale 4096 skipped 0/10 (0%)',
+        'INFO rank0 step15: loss 1.3198 scale 4096 skipped 0/15 (0%)',
+        'INFO rank0 step20: loss 1.2929 scale 4096 skipped 0/20 (0%)',
+        'WARNING rank2 step21: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step24: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step25: loss 1.3017 scale 2048 skipped 2/25 (8%)',
+        'WARNING rank2 step27: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step30: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step33: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step35: loss 1.2596 scale 4096 skipped 5/35 (14%)',
+        'WARNING rank2 step36: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step39: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step40: loss 1.1953 scale 2048 skipped 7/40 (18%)',
+        'WARNING rank2 step42: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step45: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step48: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step50: loss 1.2131 scale 4096 skipped 10/50 (20%)',
+        'WARNING rank2 step51: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step54: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step55: loss 1.2776 scale 2048 skipped 12/55 (22%)',
+        'WARNING rank2 step57: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step60: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step63: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step65: loss 1.1853 scale 4096 skipped 15/65 (23%)',
+        'WARNING rank2 step66: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step69: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step70: loss 1.2426 scale 2048 skipped 17/70 (24%)',
+        'WARNING rank2 step72: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step75: inf/nan in fp16 grads (2.weight), scale 4096',
+        'WARNING rank2 step78: inf/nan in fp16 grads (2.weight), scale 4096',
+        'INFO rank0 step80: loss 1.1630 scale 4096 skipped 20/80 (25%)',
+        'WARNING rank0: 20 of 80 optimizer steps (25%) were skipped because of fp16 gradient overflow - model barely trained',
+    ]
+    found = [i for i in engine_verdict(lines) if i.failure == "fp16_overflow_skips"]
+    assert found and found[0].rank == 2
