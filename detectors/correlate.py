@@ -1214,7 +1214,9 @@ class _Correlator:
             return []
         missing: set[frozenset[int]] = set()
         # the smallest world every named rank fits in
-        guess = max(max(sp.ranks | getattr(sp, "absent", set())) for sp in points) + 1
+        # (and every rank the job's own lines showed: a rank that logged steps and then fell silent)
+        guess = max(max(max(sp.ranks | getattr(sp, "absent", set())) for sp in points),
+                    max(self.st.seen_global, default=-1)) + 1
         inferred = False
         world = guess
         for sp in points:

@@ -550,6 +550,8 @@ class JobState:
                 self.sync_points.clear()
             return
         ranks = {int(r) for r in str(d.get("ranks", "")).replace(",", " ").split() if r.isdigit() and len(r) < 7}
+        if not ranks and "ranks" not in d and ev.rank is not None:
+            ranks = {ev.rank}  # the report names no ranks: the speaker says it reached the point itself
         if not ranks:
             return
         keys = [key]
