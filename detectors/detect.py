@@ -373,6 +373,8 @@ class JobState:
         elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):
             self.last_traceback_order = order
             self._open_block(ev, order, now)
+        elif ev.kind is EventKind.BLOCK and ev.data.get("claim_only"):
+            self._claim_block(ev)
         elif ev.kind is EventKind.BLOCK:
             self.last_traceback_order = order
             self._open_block(ev, order, now)

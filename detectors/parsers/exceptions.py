@@ -82,6 +82,11 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
             # torch < 2.0 raised c10d's store and gloo socket timeouts as bare RuntimeErrors (later
             # DistStoreError): a process that waited on its peers, like a collective timeout
             failure = "collective_timeout"
+        elif _TIMED_OUT.search(data["message"]) and _in_collective(frames_above(seg) or []):
+            # a timeout raised out of a torch.distributed collective's wait (torch 1.x gloo's bare
+            # "RuntimeError: Operation timed out!" from all_reduce's work.wait()): the process
+            # waited on its peers
+            failure = "collective_timeout"
         else:
             failure = "rank_exception"
         stack_data(seg, data)
@@ -98,6 +103,18 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
                  if failure == "launcher_teardown" else {"exc_type": "Fatal Python error", "message": msg})
         return True
     return False
+
+
+_TIMED_OUT = re.compile(r"\btimed? ?out\b|\btimeout\b", re.IGNORECASE)
+# the innermost frames of a torch.distributed collective (or its wait)
+_COLLECTIVE_FNS = frozenset({"wait", "all_reduce", "all_gather", "barrier", "broadcast", "reduce", "reduce_scatter",
+                             "all_to_all", "all_to_all_single", "gather", "scatter", "send", "recv", "monitored_barrier"})
+
+
+def _in_collective(frames: list[tuple[str, str, int]]) -> bool:
+    """Whether the traceback (outermost first) ends inside a torch.distributed collective."""
+    return any("torch/distributed/" in file.replace("\\", "/") and fn.rsplit(".", 1)[-1] in _COLLECTIVE_FNS
+               for fn, file, _ in frames[-2:])
 
 
 _COMM = re.compile(
@@ -279,6 +296,10 @@ def _frame(m: re.Match[str], seg: Segment) -> bool:
         return False
     if seg.file.frames is None:
         seg.file.frames = {}
+    if seg.rank is not None and not (seg.file.frames_at is not None and 0 < seg.source.line - seg.file.frames_at <= 2):
+        # a rank-tagged traceback pasted without its header ("[1,7]<stderr>:  File ..."): like a
+        # header, it claims the rank-less error pasted right above it (detect._claim_block)
+        seg.emit(EventKind.BLOCK, data={"claim_only": True})
     mine = seg.file.frames.setdefault((seg.rank, seg.local_rank), [])
     mine.append((fm.group("fn"), fm.group("file"), int(fm.group("line"))))
     seg.file.frames_at = seg.source.line
