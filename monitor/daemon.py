@@ -23,6 +23,7 @@ import os
 import signal
 import threading
 import time
+import traceback
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -146,6 +147,10 @@ class Daemon:
         self.hint_seen = False  # an inotify event arrived since the last rescan
         self.saved_mark: tuple[int, int, int, int] | None = None
         self.tasks: dict[str, asyncio.Task[Any]] = {}
+        # the last verdict's error while verdicts fail (None once one succeeds): reading goes on,
+        # /healthz says so, each failure is counted (dropped{reason="verdict_failed"})
+        self.verdict_error: str | None = None
+        self._verdict_errors_logged: set[str] = set()
         self.owner = threading.get_ident()  # the loop's thread: the engine's only writer
         self.pending: list[Event] = []  # read by a worker thread, not yet dispatched
         self.io_lock = asyncio.Lock()  # the tailer: one slice, rescan, checkpoint or scrape at a time
@@ -385,6 +390,8 @@ class Daemon:
 
         async def healthz(request: web.Request) -> web.Response:
             failed = self.failed_tasks()
+            if self.verdict_error is not None:
+                failed["verdict"] = self.verdict_error
             if failed:
                 return web.json_response({"status": "unhealthy", "failed": failed, "job": self.cfg.job}, status=503)
             return web.json_response({"status": "ok", "files": len(self.tailer.tails), "job": self.cfg.job})
@@ -466,9 +473,26 @@ class Daemon:
                 self.dirty = False
                 last_eval = now
                 t0 = time.perf_counter()
-                self.evaluate()
+                try:
+                    self.evaluate()
+                except Exception as exc:  # one bad verdict must not stop the reading (no line is lost)
+                    self._verdict_failed(exc)
+                else:
+                    self.verdict_error = None
                 eval_end = time.perf_counter()
                 eval_cost = eval_end - t0
+
+    def _verdict_failed(self, exc: Exception) -> None:
+        """A verdict raised: counted, logged once per distinct error (with where it came from),
+        and shown on /healthz until a verdict succeeds; events keep being read and fed (the state
+        stays whole, and the next tick tries again)."""
+        self.tailer.stats.dropped["verdict_failed"] += 1
+        msg = f"{type(exc).__name__}: {exc}"[:500]
+        self.verdict_error = msg
+        if msg not in self._verdict_errors_logged and len(self._verdict_errors_logged) < 64:
+            self._verdict_errors_logged.add(msg)
+            where = "".join(traceback.format_exception(exc)[-3:]).strip()
+            self.log(f"rankwatch: verdict failed (reading goes on; /healthz unhealthy until one succeeds): {msg}\n{where}")
 
     def _hinted(self) -> None:
         self.hint_seen = True

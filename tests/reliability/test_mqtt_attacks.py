@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from detectors.events import Event, EventKind, Source
@@ -141,3 +143,67 @@ def test_attack_dead_task_turns_healthz_unhealthy(tmp_path: Path) -> None:
     status, body = asyncio.run(scenario())
     assert status == 503 and body["status"] == "unhealthy"
     assert body["failed"] == {"consumer": "RuntimeError: consumer crashed"}
+
+
+def test_a_failing_verdict_does_not_stop_reading(tmp_path: Path) -> None:
+    """A verdict that raises (a bug in the correlator on some input: round 14's list-valued event
+    data did it through MQTT) used to end the reader task, after which no line was read. Now it is
+    counted, logged, shown on /healthz, and reading goes on: once verdicts succeed again the lines
+    read meanwhile are all there. The failure is injected into the daemon's verdict step, the rest
+    is the real daemon tailing a real file."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "rank0.log"
+    log.write_text("step 1 | loss 2.31\n")
+    cfg = Settings(logs=[str(logs / "*.log")], job="team/a", metrics_addr="127.0.0.1:0", state_dir=tmp_path / "state",
+                   host="node1", console=False)
+    messages: list[str] = []
+    d = Daemon(cfg, log=messages.append)
+    real = d.evaluate
+    broken = {"on": True}
+
+    def evaluate() -> list:  # type: ignore[type-arg]
+        if broken["on"]:
+            raise ValueError("injected verdict failure")
+        return real()
+
+    d.evaluate = evaluate  # type: ignore[method-assign]
+
+    async def until(cond: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + 60
+        while not cond():
+            assert not run.done(), f"the daemon stopped: {messages[-3:]}"
+            assert time.monotonic() < deadline, f"not within 60 s: {what}"
+            d.dirty = True
+            d.wake.set()
+            await asyncio.sleep(0.05)
+
+    async def scenario() -> tuple[int, dict, int, dict, list[str]]:
+        await until(lambda: d.bound is not None and bool(d.tailer.stats.dropped.get("verdict_failed")), "a failed verdict")
+        with log.open("a") as f:
+            f.write("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+        await until(lambda: d.tailer.stats.bytes >= log.stat().st_size, "the new line read while verdicts fail")
+        assert d.bound is not None
+        sick = await _get(d.bound[1], "/healthz")
+        broken["on"] = False
+        await until(lambda: bool(d.engine.report()["incidents"]), "the incident once verdicts succeed")
+        well = await _get(d.bound[1], "/healthz")
+        failures = [i["failure"] for i in d.engine.report()["incidents"]]
+        return sick[0], sick[1], well[0], {"failures": failures}, messages
+
+    async def main() -> tuple[int, dict, int, dict, list[str]]:
+        nonlocal run
+        run = asyncio.create_task(d.run())
+        try:
+            return await scenario()
+        finally:
+            d.stopping.set()
+            await asyncio.gather(run, return_exceptions=True)
+
+    run: asyncio.Task[None]
+    sick_status, sick_body, well_status, info, logged = asyncio.run(main())
+    assert sick_status == 503 and sick_body["failed"] == {"verdict": "ValueError: injected verdict failure"}
+    assert well_status == 200
+    assert info["failures"] == ["cuda_oom"]
+    assert d.tailer.stats.dropped["verdict_failed"] >= 1
+    assert sum("verdict failed" in m for m in logged) == 1  # logged once, however often it failed
