@@ -60,6 +60,8 @@ RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be pri
 STARTUP_RUN = 3
 STARTUP_FLOOR = 1024
 STARTUP_AFTER = 2
+SPIKE_PASSED_AFTER = 5  # finite losses logged after a spike that came back at once: enough to call it passed
+SPIKE_BACK_WITHIN = 2  # logged values within which a passing spike's loss is back near its level
 LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad norm rises: learning
 # a scaler that regrows and overflows again REGROWTHS+ times, one overflow per 20 logged steps or
 # more over SPAN_STEPS+ steps, keeps paying for skips (a healthy one overflows once per window)
@@ -334,9 +336,11 @@ class _Correlator:
                 # names no rank, whichever rank's file it is in
                 if rank is not None and self._diverged_elsewhere(rs, r.data.get("loss")):
                     rank = None
+                passed = _spike_passed(rs, r)
                 out.append(self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
-                                        [r.source], value=r.data.get("loss", r.data.get("eval_loss")),
-                                        baseline=r.data.get("baseline_median")))
+                                        [r.source], severity="info" if passed else None,
+                                        value=r.data.get("loss", r.data.get("eval_loss")),
+                                        baseline=r.data.get("baseline_median"), passed=passed))
             if rs.explosion and not _learning_through(rs, rs.explosion):
                 r = rs.explosion
                 if rank is not None and self._lone_grad_logger(rs):
@@ -1865,6 +1869,57 @@ def _precedes(first: list[Finding], then: list[Finding]) -> bool:
         return a.step < b.step
     ea, eb = a.evidence[0], b.evidence[0]
     return ea.path == eb.path and ea.line < eb.line
+
+
+def _spike_passed(rs: RankState, at: SampleRec) -> bool:
+    """A loss spike that came and went: within ``SPIKE_BACK_WITHIN`` logged values the loss was
+    back near the level it jumped from (a quarter of the way up at most), and of the
+    ``SPIKE_PASSED_AFTER``+ values logged since, the typical one and the last ones sit within
+    twice that level. One bad batch, a noisy heavy-tailed loss, an epoch's first batches: the
+    run goes on as before, so it is noted (info), never paged. A spike the loss does not come
+    back from, or one that ends in NaN, stays a warning."""
+    v, base = at.data.get("loss"), at.data.get("baseline_median")
+    if not isinstance(v, float) or not isinstance(base, float) or not (math.isfinite(v) and math.isfinite(base)):
+        return False
+    if base <= 0 or v <= base:
+        return False
+    if _epoch_start_again(rs, at, v):
+        return True
+    after: list[float] = []
+    for p in rs.samples:
+        x = p.data.get("loss")
+        if p.order > at.order and isinstance(x, float):
+            if not math.isfinite(x):
+                return False
+            after.append(x)
+    if len(after) < SPIKE_PASSED_AFTER:
+        return False
+    near = base + 0.25 * (v - base)
+    if min(after[:SPIKE_BACK_WITHIN]) > near:
+        return False
+    typical = sorted(after)[len(after) // 2]
+    tail = sorted(after[-3:])[1]
+    return typical <= 2 * base and tail <= 2 * base
+
+
+def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:
+    """The step counter went back (a per-epoch counter starting a new epoch) and the loss at
+    that same step of an earlier epoch was at least half as high: the high first batches of
+    each epoch (a sawtooth over epochs), not a spike."""
+    if at.step is None:
+        return False
+    prev: SampleRec | None = None  # the last sample with a step (an epoch's eval line has none)
+    same: list[float] = []
+    for p in rs.samples:
+        if p.order >= at.order:
+            break
+        x = p.data.get("loss")
+        if p.step == at.step and isinstance(x, float) and math.isfinite(x):
+            same.append(x)
+        if p.step is not None:
+            prev = p
+    return (prev is not None and prev.step is not None and prev.step > at.step
+            and bool(same) and max(same) >= 0.5 * v)
 
 
 def _learning_through(rs: RankState, at: SampleRec) -> bool:

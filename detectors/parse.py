@@ -229,6 +229,13 @@ class LogParser:
                                   self._exc_id in seg_ids, out)
                 else:
                     self._segment(rest, source, state, special, fps, try_exc, out)
+                if n is not None and rest.lstrip().startswith("{"):
+                    # a metric dict printed right behind a bar (HF Trainer's console: "870/1352
+                    # [05:29<01:08, 7.08it/s]{'loss': 0.67, ..., 'epoch': 0.64}"): the dict has no
+                    # step, the bar's counter is the step it was logged at
+                    for ev in out[first:]:
+                        if ev.kind is EventKind.SAMPLE and ev.step is None:
+                            ev.step = n
             if (post and self._postfix_rule is not None and self._postfix_rule.regex.search(post)
                     and not any(ev.kind is EventKind.SAMPLE for ev in out[first:])):
                 # tqdm's postfix ("..., loss=nan, loss_scale=0.016]"): the bar's metrics, unless a

@@ -82,7 +82,7 @@ def _field(key: str) -> re.Pattern[str]:
     return re.compile(
         # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
         rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?{key}"
-        r"(?P<den>/(?:max_steps|total|max_iters?|num_steps))?"
+        r"(?P<den>/(?:(?:max|total|num)_?(?:steps?|iters?|iterations?)|total))?"
         # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
         # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
         r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"

@@ -26,6 +26,8 @@ LINES = [
     ("issue #12: space-separated key value", "INFO train: rank 1 step 13 loss nan", {"step": 13, "loss": NAN}),
     ("issue #12: JSON with a bare NaN and an a/b counter",
      '{"loss": NaN, "grad_norm": 3.2, "global_step/max_steps": "8280/11043"}', {"loss": NAN, "step": 8280}),
+    ("a per-epoch step/total_step counter (luopeixiang/named_entity_recognition#24)",
+     "Epoch 12, step/total_step: 5/60 8.33% Loss:5.1469", {"step": 5, "loss": 5.1469}),
     ("issue #12: lightning fabric / litgpt (corpus num-062)", "iter 1152 step 144: loss 11.4630, iter time: 1260.82ms",
      {"step": 1152, "loss": 11.463}),
     ("fairseq k=v progress (corpus num-041)",
@@ -435,3 +437,17 @@ def test_mxnet_metric_names_glued_or_behind_a_hyphenated_namespace() -> None:
     # https://github.com/TuSimple/mx-maskrcnn/issues/137: loss components glued to their name
     assert math.isnan(extract("Train-RCNNL1Loss=nan     Train-MaskLogLoss=nan")["loss"])
     assert extract("Validation-cross-entropy=2.31") == {"eval_loss": 2.31}
+
+
+def test_a_dict_printed_behind_a_bar_is_logged_at_the_bars_step() -> None:
+    # HF Trainer's console in vistec-AI/thai2transformers docs/5a_finetune_sequence_classificaition.md (apex fp16): the dict has no
+    # step of its own; the bar's counter right before it is the step it was logged at, so three
+    # overflows at steps 893-988 of 1352 are mid-run, not the first steps of a run
+    line = ("    64%|██████▍   | 870/1352 [05:29<01:08,  7.08it/s]{'loss': 0.676788330078125, "
+            "'learning_rate': 1.1891447368421053e-05, 'epoch': 0.643491124260355}")
+    st = fed_state([line])
+    assert [(s.step, s.data["loss"]) for rs in st.ranks.values() for s in rs.samples] == [(870, 0.676788330078125)]
+    # a bar with the dict on a line of its own keeps no step from an earlier bar
+    st = fed_state(["    64%|██████▍   | 870/1352 [05:29<01:08,  7.08it/s]",
+                    "{'loss': 0.676788330078125, 'learning_rate': 1.1891447368421053e-05, 'epoch': 0.643491124260355}"])
+    assert [s.step for rs in st.ranks.values() for s in rs.samples] == [None]
