@@ -54,6 +54,11 @@ _MSG_RANK = re.compile(
     r"(?:(?:\s{0,2}[:=#]\s{0,2}|\s)(?P<n>\d{1,6})(?![\d.])|(?P<g>\d{1,6})(?![\w.]))",
     re.IGNORECASE,
 )
+# a launch command with its environment in front ("MASTER_ADDR=x WORLD_SIZE=2 RANK=0 python
+# train.py"): its RANK=N is what the launcher was given (a node's rank under a multi-node
+# launcher), not a rank speaking
+_LAUNCH_ENV = re.compile(r"\b(?:[A-Z][A-Z0-9_]*=\S*\s+)+(?:\S*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate|srun|mpirun|"
+                         r"horovodrun|bash|sh|nohup|exec|env)\b")
 # words that make the rank after them somebody else's
 _PEER_WORDS = ("from", "to", "peer", "src", "dst", "remote", "for", "with", "and", "of", "by", "than", "next", "prev")
 
@@ -62,7 +67,10 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
     """(global rank, local rank) the message names as its own, if any."""
     if "ank" not in body and "ANK" not in body:
         return None, None
+    launch = "=" in body and _LAUNCH_ENV.search(body) is not None
     for m in _MSG_RANK.finditer(body):
+        if launch and m.group("kind").isupper() and body[m.end("kind"):m.end("kind") + 1] == "=":
+            continue  # an environment assignment on a launch command
         before = body[max(0, m.start() - 12) : m.start()].rstrip(" [(").lower()
         if before.endswith(_PEER_WORDS):
             continue

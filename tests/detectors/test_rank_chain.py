@@ -22,6 +22,12 @@ from tests.helpers import engine_verdict, fed_state
     ("failed to recv from rank 3", (None, None)),  # a peer, not the speaker
     ("waiting for peer rank 7 to connect", (None, None)),
     ("comm 0x55d0 nranks 8 cudaDev 0", (None, None)),
+    # a launch command's environment: the launcher's (a node's) rank, not a rank speaking
+    # (deepseek-ai/DeepEP#411; torchrun's multi-node docs' "NODE_RANK=1 torchrun ...")
+    ("MASTER_ADDR=xxxxxxxx WORLD_SIZE=2 RANK=0 python tests/test_internode.py", (None, None)),
+    ("CUDA_VISIBLE_DEVICES=0,1 LOCAL_RANK=1 /usr/bin/python3 train.py", (None, None)),
+    ("export RANK=3", (3, None)),  # no command after it: kept as the message says
+    ("[worker] RANK=2 WORLD_SIZE=4 ready", (2, None)),
 ])
 def test_message_rank(body: str, want: tuple[int | None, int | None]) -> None:
     assert message_rank(body) == want
