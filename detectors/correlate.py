@@ -816,7 +816,11 @@ class _Correlator:
                 continue
             by_code = self.exit_failures.get(code)
             if by_code is not None:
-                out.append(self.finding(by_code, rank, step, ev.time, [ev.source], **kw))
+                # another worker under 'Failures:' beside the one the summary calls the first
+                # observed: the same death a moment later (two SIGBUS in one second) ranks behind it
+                later = other and claimed and rank is not None
+                out.append(self.finding(by_code, rank, step, ev.time, [ev.source],
+                                        priority=self.cat[by_code].priority - 1 if later else None, **kw))
             elif code > 0 and (job_cause or comm_cause):
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif (code > 0 and timed_out and not own.get(rank if rank is not None else -1) and not other

@@ -49,3 +49,16 @@ def test_a_whole_summary_names_its_root_cause() -> None:
     lines += ["-" * 60, "Root Cause (first observed failure):", *_block(0, "2022-03-28_19:11:13", "5c6c6efee186", 1, 3166),
               "=" * 60]
     assert _top(lines) == ("rank_exception", 1)
+
+
+def test_the_same_signal_on_the_root_cause_and_another_worker_names_the_root_cause() -> None:
+    # https://github.com/Topdu/OpenOCR/issues/71 (round 16's h21b-021): both workers died of SIGBUS in the
+    # same second; 'Failures:' lists rank 1 before the root cause, rank 0
+    def sig_block(idx: int, rank: int, pid: int) -> list[str]:
+        return [f"[{idx}]:", "  time      : 2024-12-31_16:45:52", "  host      : server",
+                f"  rank      : {rank} (local_rank: {rank})", f"  exitcode  : -7 (pid: {pid})", "  error_file: <N/A>",
+                f"  traceback : Signal 7 (SIGBUS) received by PID {pid}"]
+    lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 54, "tools/train_rec.py FAILED",
+             "-" * 54, "Failures:", *sig_block(1, 1, 467398), "-" * 54, "Root Cause (first observed failure):",
+             *sig_block(0, 0, 467397), "=" * 54]
+    assert _top(lines) == ("rank_segfault", 0)
