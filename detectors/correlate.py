@@ -1245,9 +1245,11 @@ class _Correlator:
             world = max(world, guess)
             everyone = frozenset(range(world))
             odd = [r for r in range(min(world, 1 << 16)) if all(m == {r} or m == everyone - {r} for m in missing)]
+            first = _first_stall_report(self.st.missing_lists)
             # else the ranks wait in different places (Horovod listing each rank with tensors the
             # others submitted): still a stall, with no one rank to name
-            missing = {frozenset(odd)} if len(odd) == 1 and world >= 3 else {frozenset().union(*missing)}
+            missing = ({frozenset(odd)} if len(odd) == 1 and world >= 3 else {first} if first
+                       else {frozenset().union(*missing)})
         if not (absent := next(iter(missing))):
             return []  # no rank is absent
         rank = next(iter(absent)) if len(absent) == 1 else None  # several absent: none of them is named
@@ -1652,6 +1654,20 @@ def _desynced(fatal: list[Finding]) -> bool:
     timeouts = [f for f in fatal if f.failure == "collective_timeout" and str(f.data.get("op") or "").isupper()]
     groups = {m.group(1) if (m := _PG.search(f.evidence[0].text)) else None for f in timeouts}
     return len(groups) == 1 and len({str(f.data["op"]) for f in timeouts}) > 1
+
+
+def _first_stall_report(lists: dict[int, set[int]]) -> frozenset[int]:
+    """The one rank a stall inspector's FIRST list named alone, still listed in every later
+    list that named others too: it was missing before anyone else, and the others' absences
+    came after (they moved on to collectives it never reached, a two-way wait it started).
+    Empty when the first list names several ranks, or a later one drops it."""
+    if len(lists) < 2:
+        return frozenset()
+    reports = [lists[k] for k in sorted(lists)]
+    head = reports[0]
+    if len(head) != 1 or not all(head <= later for later in reports[1:]):
+        return frozenset()
+    return frozenset(head)
 
 
 def _absent_below(reporters: set[int]) -> list[int]:

@@ -49,6 +49,7 @@ LOCAL_OVERFLOW_NOTES = 10_000  # per job: a rank's notes of its own inf/NaN grad
 MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
+MAX_STALL_REPORTS = 16  # stall-inspector lists whose ranks are kept (the first ones tell who started it)
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
 # trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
@@ -155,6 +156,7 @@ class SyncPoint:
     stalled: bool = False  # the speaker already judged the wait too long (a stall warning)
     foreign: bool = False  # more workers joined than the world size: two jobs on one store
     absent: set[int] = field(default_factory=set)  # ranks a report names as missing (presence "missing")
+    report: int = 0  # which stall-list report first named it (1, 2, ...; 0: not from such a list)
 
 
 class JobState:
@@ -199,6 +201,11 @@ class JobState:
         self.max_nranks = 0  # the largest NCCL communicator seen (the world's)
         self.aborted_ranks: set[int] = set()  # NCCL aborted their communicator: they saw an error
         self.sync_points: dict[str, SyncPoint] = {}  # key → who reported reaching it (see _presence)
+        # stall-inspector lists: per file the line of the last entry read, how many lists so far,
+        # and the ranks each of the first MAX_STALL_REPORTS lists named as missing
+        self.missing_at: dict[str, int] = {}
+        self.missing_reports = 0
+        self.missing_lists: dict[int, set[int]] = {}
         self.first_step_order: int | None = None  # ... and of the first one with a step counter
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
         self.max_epoch = 0.0  # the highest epoch a metric line logged
@@ -230,6 +237,9 @@ class JobState:
         self.__dict__.setdefault("_cause_lines", {})
         self.__dict__.setdefault("_bare_exc", {})
         self.__dict__.setdefault("sync_points", {})
+        self.__dict__.setdefault("missing_at", {})
+        self.__dict__.setdefault("missing_reports", 0)
+        self.__dict__.setdefault("missing_lists", {})
         self.__dict__.setdefault("last_traceback_order", 0)
         self.__dict__.setdefault("max_nranks", 0)
         self.__dict__.setdefault("aborted_ranks", set())
@@ -550,6 +560,7 @@ class JobState:
                 self.sync_points.pop(key, None)
             else:
                 self.sync_points.clear()
+            self.missing_lists.clear()  # a later stall's lists start over
             return
         ranks = {int(r) for r in str(d.get("ranks", "")).replace(",", " ").split() if r.isdigit() and len(r) < 7}
         if not ranks and "ranks" not in d and ev.rank is not None:
@@ -557,20 +568,34 @@ class JobState:
         if not ranks:
             return
         keys = [key]
+        report = 0
+        if d["presence"] == "missing":
+            # a stall inspector's list: entries on consecutive lines (a wrapped one leaves a gap of
+            # one) are one report; a warning and a header between them start the next report
+            at = self.missing_at
+            last = at.get(ev.source.path)
+            if last is None or not 0 < ev.source.line - last <= 2:
+                self.missing_reports += 1
+            at[ev.source.path] = ev.source.line
+            report = self.missing_reports
+            if report <= MAX_STALL_REPORTS:
+                listed = self.missing_lists.setdefault(report, set())
+                if len(listed) < self.max_ranks:
+                    listed |= ranks
         if d["presence"] == "missing" and d.get("more"):
             # a rank listed with several tensors is missing from each of them
             keys += [k.strip() for k in str(d["more"]).split(",") if k.strip()][:MAX_LISTED_KEYS]
         for k in keys:
-            self._sync_point(k, ranks, ev, order)
+            self._sync_point(k, ranks, ev, order, report)
 
-    def _sync_point(self, key: str, ranks: set[int], ev: Event, order: int) -> None:
+    def _sync_point(self, key: str, ranks: set[int], ev: Event, order: int, report: int = 0) -> None:
         d = ev.data
         sp = self.sync_points.get(key)
         if sp is None:
             if len(self.sync_points) >= MAX_PROCS:
                 self.dropped["sync_points"] += 1
                 return
-            sp = self.sync_points[key] = SyncPoint(set(), ev.source, order, order, first_time=ev.time)
+            sp = self.sync_points[key] = SyncPoint(set(), ev.source, order, order, first_time=ev.time, report=report)
         if d["presence"] == "missing":
             absent = getattr(sp, "absent", None)  # a SyncPoint restored from an older checkpoint lacks it
             if absent is None:
