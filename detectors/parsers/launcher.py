@@ -246,8 +246,9 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
 
 # HPE Cray PALS's mpiexec (Aurora, Polaris) names each rank that ended badly by its global rank:
 # "x4213c4s7b0n0.hsn.cm.aurora.alcf.anl.gov: rank 27421 died from signal 6" and "hostname: rank 0
-# exited with code 139" (a shell-style code: 128 + the signal when a wrapper script relayed it)
-_PALS = re.compile(r"^(?P<host>[\w.-]+): rank (?P<rank>\d+) (?:died from signal (?P<sig>\d+)|exited with code (?P<code>\d+))\s*$")
+# exited with code 139" (a shell-style code: 128 + the signal when a wrapper script relayed it);
+# a signal that left a core file says so: "rank 96 died from signal 11 and dumped core" (Polaris)
+_PALS = re.compile(r"^(?P<host>[\w.-]+): rank (?P<rank>\d+) (?:died from signal (?P<sig>\d+)(?: and dumped core)?|exited with code (?P<code>\d+))\s*$")
 
 
 # PaddlePaddle's launcher (paddle.distributed.launch, launch_utils.py) watches its trainers and,
@@ -399,7 +400,7 @@ RULES = [
     Rule("launcher.gnu_time", r"Command (?:terminated by signal \d|exited with non-zero status \d)", _gnu_time),
     Rule("launcher.paddle", r"ABORT!!! Out of all \d+ trainers", _paddle),
     Rule("launcher.paddle_container", r"Container rank \d+ status \w+ cmd ", _paddle_container),
-    Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+|exited with code \d+)\s*$", _pals),
+    Rule("launcher.pals", r"^[\w.-]+: rank \d+ (?:died from signal \d+(?: and dumped core)?|exited with code \d+)\s*$", _pals),
     Rule("launcher.kubeflow", r"Error pod [\w.-]+ container [\w.-]+ exitCode: -?\d+|Pod: [\w.-]+ exited with code -?\d+", _pod),
     Rule("launcher.shell_killed", r"^\s*Killed\s*$|/(?:s|it)\]Killed\s*$", _shell_killed),
     Rule(

@@ -25,6 +25,15 @@ def test_a_relayed_shell_code_is_read_as_its_signal() -> None:
     assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_segfault", 0)
 
 
+def test_a_signal_that_dumped_core_is_read_too() -> None:
+    # E3SM-Project/E3SM#6985 (Polaris): a peer's PMI recv fails first, then PALS names the segfault
+    lines = ["Sat Mar  8 04:27:33 2025: [PE_84]:_pmi_network_allgather:_pmi_inet_recv from target 2 failed",
+             "x3102c0s25b1n0.hsn.cm.polaris.alcf.anl.gov: rank 96 died from signal 11 and dumped core",
+             "x3102c0s25b1n0.hsn.cm.polaris.alcf.anl.gov: rank 99 died from signal 15"]
+    inc = build_report(fed_state(lines, "e3sm.log"))["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_segfault", 96)
+
+
 def test_an_ordinary_line_about_a_rank_is_not_a_launcher_report() -> None:
     assert split_prefixes("step 10: rank 3 loss 0.25").rank is None
     assert not build_report(fed_state(["epoch 1: rank 3 exited with code 0 after saving"], "x.log"))["incidents"]
