@@ -42,7 +42,10 @@ def _relayed(code: int) -> int:
     return code
 
 
-_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+)(?: \(pid: +(?P<pid>\d+)\))?")
+# (a vendor's build words it "failed (exitcode: -9) for binary located at /…/python3.10 with
+# local_rank: 0 (process ID: 71)", Alibaba PAI-DLC)
+_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) (?:for binary located at \S+ with )?local_rank: (?P<lr>\d+)"
+                     r"(?: \((?:pid|process ID): +(?P<pid>\d+)\))?")
 
 
 # torch 1.9–1.10 elastic, a worker that wrote no error file: a banner whose second line names
@@ -384,7 +387,7 @@ def _summary(m: re.Match[str], seg: Segment) -> bool:
 
 
 RULES = [
-    Rule("launcher.failed", r"failed \(exitcode: -?\d+\) local_rank: \d+|Child process \d+ \(local_rank \d+\) FAILED \(exitcode -?\d+\)",
+    Rule("launcher.failed", r"failed \(exitcode: -?\d+\) (?:for binary located at \S+ with )?local_rank: \d+|Child process \d+ \(local_rank \d+\) FAILED \(exitcode -?\d+\)",
          _failed),
     Rule("launcher.teardown", r"Sending process \d+ closing signal|Killing subprocess \d+|Terminating process \d+ via signal", _teardown),
     Rule("launcher.received", r"Received SIG(?:TERM|INT)\b", _received),

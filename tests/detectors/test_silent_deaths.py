@@ -216,3 +216,14 @@ def test_ray_trains_worker_has_failed_names_the_world_rank() -> None:
     assert top(report(text)) == ("rank_killed", "critical", 0)
     # the same driver line for another worker (the format of ray/train/_internal/utils.py check_for_failure)
     assert top(report(text.replace("Worker 0 has", "Worker 3 has"))) == ("rank_killed", "critical", 3)
+
+
+def test_a_vendor_wording_of_the_agents_failed_line_names_the_worker() -> None:
+    # shihao1895/MemoryVLA#20 (Alibaba PAI-DLC's torch build): "for binary located at ... with
+    # local_rank: 0 (process ID: 71)"; the agent SIGTERMs the others first, then reports rank 0's SIGKILL
+    pre = "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:35,966] torch.distributed.elastic.multiprocessing.api: "
+    lines = [pre + f"[WARNING] Sending process {pid} the closing signal SIGTERM" for pid in (73, 74, 75)]
+    lines.append(pre.replace("35,966", "42,731") + "[ERROR] failed (exitcode: -9) for binary located at "
+                 "/mnt/data/miniconda3/envs/memvla/bin/python3.10 with local_rank: 0 (process ID: 71)")
+    inc = build_report(fed_state(lines, "train.log"))["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("rank_killed", 0)
