@@ -879,6 +879,11 @@ class _Correlator:
             comm_lines = Counter(str(f.data.get("pattern")) for f in own.get(None, [])
                                  if f.role is Role.CAUSE and f.failure in _COMM_FAILURES)
             comm_one = bool(comm_lines) and max(comm_lines.values()) == 1
+            # ... unless every member of the world aborted its communicator on it ("comm 0x… rank R
+            # nranks N … Abort COMPLETE" from each): every rank saw the error, the job's
+            ws = self.world_size()
+            if comm_one and ws and 1 < ws <= len(self.st.aborted_ranks) and set(range(ws)) <= self.st.aborted_ranks:
+                comm_one = False
             # the same exception printed by several processes (only object addresses differ): every
             # rank's own error, as when all of them fail on one config check; not that worker's alone
             exc_lines = Counter((f.data.get("exc_type"), _HEX.sub("0x?", str(f.data.get("message"))))

@@ -89,3 +89,18 @@ def test_an_exit_with_its_own_error_is_still_the_cause() -> None:
     # rank 0's own traceback ends in an error of its own (line added): it crashed, the others waited
     lines = ["[rank0]: ValueError: Expected input batch_size (16) to match target batch_size (12).", *_GUIDED]
     assert _top(lines) == ("rank_exception", 0)
+
+
+def test_one_nccl_error_every_member_aborted_on_names_no_rank() -> None:
+    # https://github.com/hiyouga/LlamaFactory/issues/1169: one untagged NCCL error at the first barrier,
+    # then BOTH ranks of the 2-rank communicator abort it: every member saw the error, the job's
+    lines = ["torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, "
+             "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.5",
+             "ncclUnhandledCudaError: Call to CUDA function failed.", "Last error:", "Cuda failure 'invalid argument'",
+             "DESKTOP-VMBL43V:1213:1213 [1] NCCL INFO comm 0x7b10e090 rank 1 nranks 2 cudaDev 1 busId 4000 - Abort COMPLETE",
+             "DESKTOP-VMBL43V:1212:1212 [0] NCCL INFO comm 0x7aad4cf0 rank 0 nranks 2 cudaDev 0 busId 1000 - Abort COMPLETE",
+             "[2023-10-13 06:57:13,068] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) "
+             "local_rank: 0 (pid: 1212) of binary: /home/marco/miniconda3/envs/lama/bin/python"]
+    assert _top(lines) == ("nccl_error", None)
+    # only rank 0's communicator aborted: the error is still the failed worker's
+    assert _top([line for line in lines if "rank 1 nranks" not in line]) == ("nccl_error", 0)
