@@ -23,7 +23,9 @@ Exactness before speed:
 - the first ``VERIFY_LINES`` lines of each shape are parsed by both paths and compared,
   event by event and field by field (with types); a value two tokens could explain is told
   apart by one more parse of the line with distinct numbers in its tokens, else stays
-  undecided until lines tell them apart. A mismatch, or a value still undecided after
+  undecided until lines tell them apart; that parse also refuses the shape when a value tied to
+  one token is not that token's there (a sum of two losses, one of them 0 on the first lines,
+  equals the other by chance). A mismatch, or a value still undecided after
   ``MAX_VERIFY_LINES``, retires the shape for that file: its lines take the general path;
 - ``tests/detectors/test_shapes.py`` runs both paths over every metric line of the test
   corpora, the golden cases and the generated bench corpora.
@@ -180,8 +182,8 @@ class ShapeBook:
                     del shapes[k]
             if len(shapes) < MAX_SHAPES:
                 shape = shapes[key] = derive(text, toks, state, out[first:])
-                if shape is not None and not shape.settled():
-                    _disambiguate(shape, parts, lineno, state, ids, general)
+                if shape is not None and not _disambiguate(shape, parts, lineno, state, ids, general):
+                    shapes[key] = None  # a value the tokens only held by chance (a sum with a 0 part)
             return
         assert isinstance(shape, Shape)
         if shape.active:
@@ -239,11 +241,14 @@ def _narrow(shape: Shape, toks: list[str], events: list[Event]) -> bool:
 
 
 def _disambiguate(shape: Shape, parts: list[str], lineno: int, state: FileState, ids: list[int],
-                  general: Callable[[str, int, FileState, list[int], list[Event]], object]) -> None:
-    """Two tokens held the same value ("skipped iterations: 0 | nan iterations: 0"): parse
-    the line once more with every message token made distinct (same form: an integer stays an
-    integer) and keep, for each value, the token that holds it there. Only a hint: the lines
-    that verify the shape still decide, and a line whose events differ tells nothing."""
+                  general: Callable[[str, int, FileState, list[int], list[Event]], object]) -> bool:
+    """Parse the line once more with every message token made distinct (same form: an integer
+    stays an integer). Two tokens held the same value ("skipped iterations: 0 | nan
+    iterations: 0"): keep, for each value, the token that holds it there (a hint: the lines
+    that verify the shape still decide). A value already tied to one token that is NOT that
+    token's here was computed from several, equal to one token by chance (GAN losses summed,
+    one of them 0.000000 for a thousand lines): False, the line may not take the shortcut. A
+    line whose events differ tells nothing (True)."""
     synth = list(parts)
     for j in range(shape.n_prefix, len(parts) // 2):
         tok = parts[2 * j + 1]
@@ -256,8 +261,17 @@ def _disambiguate(shape: Shape, parts: list[str], lineno: int, state: FileState,
     finally:
         job.implausible = implausible
     toks = synth[1::2]
-    if len(out) == len(shape.events) and all(a.kind is b.kind for a, b in zip(shape.events, out, strict=True)):
+    if len(out) != len(shape.events) or not all(a.kind is b.kind for a, b in zip(shape.events, out, strict=True)):
+        return True
+    for es, ev in zip(shape.events, out, strict=True):
+        if isinstance(es.step, int) and (ev.step is None or float(toks[es.step]) != ev.step):
+            return False
+        for k, how, slot in es.data:
+            if how == "t" and isinstance(slot, int) and float(toks[slot]) != ev.data.get(k):
+                return False
+    if not shape.settled():
         _narrow(shape, toks, out)
+    return True
 
 
 def _pick(cands: tuple[int, ...]) -> Slot:

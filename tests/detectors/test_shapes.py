@@ -206,3 +206,18 @@ def test_a_value_that_only_looked_like_a_token_retires_the_shape() -> None:
     assert [ev.data["loss_scale"] for ev in fast[:4]] == [4.0, 4.0, 8.0, 8.0]
     book = state.shapes
     assert book is not None and all(s is None for s in book.shapes.values())
+
+
+def test_a_sum_that_one_token_held_by_chance_never_takes_the_shortcut() -> None:
+    # BMSG-GAN's log (corpus h21a-019): the loss is d_loss + g_loss, and d_loss sat at 0.000000 for
+    # the first lines, so the sum was one token's value; with VERIFY_LINES = 1 the shortcut used to
+    # read g_loss alone as the loss once d_loss moved
+    lines = [f"Elapsed [8:57:{i:02d}.757418] batch: {38800 + i}  d_loss: {0 if i < 10 else 0.261001:.6f}  "
+             f"g_loss: {15.882168 - i / 100:.6f}" for i in range(30)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(shapes, "VERIFY_LINES", 1)
+        fast, general, state = _run(lines)
+    assert shapes.same_events(fast, general)
+    assert fast[-1].data["loss"] == pytest.approx(0.261001 + 15.882168 - 0.29)
+    book = state.shapes
+    assert book is not None and all(s is None for s in book.shapes.values())
