@@ -94,8 +94,9 @@ def _fmt_ranks(ranks: list[int]) -> str:
 
 
 class _Correlator:
-    def __init__(self, st: JobState) -> None:
+    def __init__(self, st: JobState, ended: bool = False) -> None:
         self.st = st
+        self.ended = ended  # the input is complete (offline diagnosis): where the logs stop means something
         self.cat = st.catalog
         self.ctx = st.context()
         self.extra: list[Finding] = []
@@ -1427,8 +1428,31 @@ class _Correlator:
                     consequences = []
                 out.append(inc)
         out += symptom_incidents(st, self.ctx, out)  # the seed's symptoms (detectors/symptoms.py), their own incidents
+        if self.ended and not fatal and not any(i.severity in ("critical", "warning") for i in out):
+            startup = self.stopped_in_setup()
+            if startup is not None and (inc := self.assemble([startup], kind="wait")) is not None:
+                out.append(inc)
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
         return out
+
+    def stopped_in_setup(self) -> Finding | None:
+        """Complete logs of a multi-rank job that stop during distributed set-up: two or more
+        ranks (or a world of two or more) came up, no rank logged a single metric line, and
+        nothing failed, exited or was torn down. A job that ends that way was stopped while it
+        still set up, or is still stuck there (a rendezvous, NCCL's connection set-up, a first
+        collective some rank never reached): an ``info`` note naming no rank, never paged."""
+        st = self.st
+        if st.first_sample_order is not None or st.exits or st.teardowns or st.finished:
+            return None
+        if any(rs.last_step is not None for rs in st.ranks.values()):
+            return None
+        world = max(self.world_size() or 0, len(st.seen_global), st.max_nranks)
+        if world < 2:
+            return None
+        seen = sorted(st.seen_global)[:64]
+        src = Source("<end of logs>", 0, f"the logs stop during distributed start-up: {world} ranks"
+                     + (f" ({_fmt_ranks(seen)} seen)" if seen else "") + ", no metric line, no error, no exit")
+        return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, world=world)
 
     def unfinished_tracebacks(self) -> list[Finding]:
         """A file whose last traceback never reached its exception line (nothing said anything
@@ -1546,6 +1570,13 @@ class _Correlator:
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
                              "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif failure == "rank_hang" and d.get("startup"):
+            lines.append(f"These logs of a {d.get('world')}-rank job stop during distributed start-up: no rank logged "
+                         "a metric line, and nothing failed, exited or was torn down. If the job is still running, "
+                         "it is stuck in set-up (the rendezvous, NCCL's connections, a first collective or barrier "
+                         "some rank never reached); if it was stopped, it was stopped there.")
+            lines.append("Find the rank that did not get as far as the others (its last line, or py-spy dump on each "
+                         "rank); NCCL_DEBUG=INFO shows which connection set-up did not complete.")
         elif failure == "rank_hang" and d.get("stopped_from_outside"):
             lines.append(f"No rank logged a metric line for {d.get('stalled_seconds')} s before the job was stopped from "
                          f"outside (they had come every {d.get('usual_seconds')} s): the job had hung, with no error "
@@ -2024,7 +2055,9 @@ def _final_run(moves: list[ScaleMove]) -> int:
     return run
 
 
-def incidents(state: JobState) -> list[Incident]:
-    """The job's incidents, most important first."""
-    return _Correlator(state).run()
+def incidents(state: JobState, ended: bool = False) -> list[Incident]:
+    """The job's incidents, most important first. ``ended``: the logs are complete (a finished
+    job's logs diagnosed offline), so where they stop is evidence too; the live daemon, which
+    cannot know that, leaves it False."""
+    return _Correlator(state, ended).run()
 

@@ -62,11 +62,11 @@ def incident_dict(inc: Incident, catalog: Catalog, stack: Stack, status: str = "
     }
 
 
-def build_report(state: JobState, files: int = 0, notes: list[str] | None = None) -> dict[str, Any]:
+def build_report(state: JobState, files: int = 0, notes: list[str] | None = None, ended: bool = False) -> dict[str, Any]:
     ctx = state.context()
     ranks = sorted(state.seen_global | {lr for lr in state.seen_local if not state.multi_node and lr not in state.local_to_global})
     stack = choose_stack(ctx.get("framework"))
-    incs = incidents(state)
+    incs = incidents(state, ended)
     return redact({  # secrets in evidence never leave the machine (detectors/redact.py)
         "schema": SCHEMA_VERSION,
         "job": state.job,

@@ -86,6 +86,7 @@ class Engine:
         """The incidents for what was seen so far (pure: call it as often as you like)."""
         return incidents(self.state)
 
-    def report(self, files: int = 0, notes: list[str] | None = None) -> dict[str, Any]:
-        """The JSON report of DESIGN.md's contract."""
-        return build_report(self.state, files=files, notes=notes)
+    def report(self, files: int = 0, notes: list[str] | None = None, ended: bool = False) -> dict[str, Any]:
+        """The JSON report of DESIGN.md's contract. ``ended``: the input is complete (``diagnose``
+        read every file to its end), so where the logs stop is evidence too."""
+        return build_report(self.state, files=files, notes=notes, ended=ended)

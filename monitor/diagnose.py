@@ -162,7 +162,7 @@ def diagnose_files(files: list[LogFile], notes: list[str], name: str, engine: st
     if streams is not None:
         streams.close()
     _compare(eng.state, notes, base, baseline, expect_speedup)
-    result.report = eng.report(files=len(files), notes=notes)
+    result.report = eng.report(files=len(files), notes=notes, ended=True)
     result.state = eng.state
     return result
 

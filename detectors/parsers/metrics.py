@@ -363,6 +363,7 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
 # tables, markdown tables printed by training scripts): the rows alone hold only numbers
 _CELLS = re.compile(r"\s*[│┃|]\s*")
 _COUNTER_CELL = re.compile(r"\d{1,9}/\d{1,9}")
+_UNIT_CELL = re.compile(r"\d{1,12}(?:\.\d{1,12})? ?(?:[a-zA-Z]{1,4}(?:/s)?|%)")  # "0.2s", "812ms", "3.1GB", "45%", "1.2k/s"
 _HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
 # a column naming the process each row is from (a script's per-rank CSV or table: "rank,step,loss,...")
 _RANK_COLUMN = "@rank"
@@ -405,8 +406,8 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         if empty_ok and not cell:
             continue
         v = parse_number(cell)
-        if v is None and key is None and _COUNTER_CELL.fullmatch(cell):
-            continue  # a column the table does not know holding a counter ("15/60" batches)
+        if v is None and key is None and (_COUNTER_CELL.fullmatch(cell) or _UNIT_CELL.fullmatch(cell)):
+            continue  # a column the table does not know holding a counter ("15/60" batches) or a measure ("0.2s")
         if v is None or (empty_ok and not _CSV_ROW_CELL.fullmatch(cell)):
             return False  # not a row of numbers: another table, another file's text
         if key is not None and key not in values:

@@ -451,3 +451,19 @@ def test_a_dict_printed_behind_a_bar_is_logged_at_the_bars_step() -> None:
     st = fed_state(["    64%|██████▍   | 870/1352 [05:29<01:08,  7.08it/s]",
                     "{'loss': 0.676788330078125, 'learning_rate': 1.1891447368421053e-05, 'epoch': 0.643491124260355}"])
     assert [s.step for rs in st.ranks.values() for s in rs.samples] == [None]
+
+
+def test_a_table_row_with_a_measure_in_a_column_the_table_does_not_know() -> None:
+    # a CPU torchrun job of ours printing a metrics table (corpus g19-028): its "elapsed" column holds
+    # "0.2s", which made every row "not a row of numbers"; warnings printed between header and rows
+    lines = ["opt_step | micro |     loss |      ppl |       lr | elapsed",
+             "------------------------------------------------------------",
+             "/job/train.py:18: UserWarning: To copy construct from a tensor, it is recommended to use sourceTensor.clone()",
+             "  lab = torch.tensor(y)  # legacy copy",
+             "       5 |    15 |   1.6560 |    5.238 |   0.0200 |    0.2s",
+             "      10 |    30 |   1.5201 |    4.573 |   0.0200 |  812ms"]
+    st = fed_state(lines)
+    assert [s.data["loss"] for rs in st.ranks.values() for s in rs.samples] == [1.656, 1.5201]
+    # a text cell there is still another text's row
+    st = fed_state([*lines[:2], "       5 |    15 |   1.6560 |    5.238 |   0.0200 |    slow"])
+    assert not [s for rs in st.ranks.values() for s in rs.samples]

@@ -1,0 +1,41 @@
+"""Complete logs of a multi-rank job that stop during distributed set-up (no metric line, no
+error, no exit) are a start-up hang as far as a finished job's logs can say: an ``info``
+``rank_hang`` naming no rank, only when the input is known to be complete (``diagnose``, offline);
+the live engine, which cannot know that, stays quiet. Fixtures are real lines from the threads named."""
+
+from __future__ import annotations
+
+from detectors.diagnosis import build_report
+from tests.helpers import fed_state
+
+# https://github.com/Lightning-AI/pytorch-lightning/issues/10471 (2 GPUs, DDP, stuck after init)
+_LIGHTNING = ["GPU available: True, used: True", "TPU available: False, using: 0 TPU cores",
+              "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]", "Using native 16bit precision.",
+              "LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1]", "Using native 16bit precision.",
+              "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2", "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2"]
+
+
+def _incidents(lines: list[str], ended: bool) -> list[tuple[str, str, int | None]]:
+    rep = build_report(fed_state(lines, "console.log"), ended=ended)
+    return [(i["failure"], i["severity"], i["initiator"]["rank"]) for i in rep["incidents"]]
+
+
+def test_complete_logs_that_stop_in_set_up_are_a_start_up_hang_at_info() -> None:
+    assert _incidents(_LIGHTNING, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(_LIGHTNING, "console.log"), ended=True)
+    assert any("stop during distributed start-up" in line for line in rep["incidents"][0]["root_cause"])
+
+
+def test_the_live_engine_does_not_know_the_logs_ended() -> None:
+    assert _incidents(_LIGHTNING, ended=False) == []
+
+
+def test_a_metric_line_an_exit_or_one_process_says_it_got_further() -> None:
+    step = ["Epoch 0:   3%|▎         | 10/300 [00:05<02:30,  1.93it/s, loss=2.31, v_num=0]"]
+    assert _incidents(_LIGHTNING + step, ended=True) == []
+    exit_ = ["[2021-11-11 10:00:00,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) "
+             "local_rank: 1 (pid: 4242) of binary: /usr/bin/python3"]
+    assert all(f != "rank_hang" for f, _, _ in _incidents(_LIGHTNING + exit_, ended=True))
+    single = [line for line in _LIGHTNING if "LOCAL_RANK: 1" not in line and "GLOBAL_RANK: 1" not in line]
+    single = [line.replace("MEMBER: 1/2", "MEMBER: 1/1") for line in single]
+    assert _incidents(single, ended=True) == []
