@@ -1332,6 +1332,7 @@ class _Correlator:
         self.infer_from_gpu_index(base)
         self.handled_exceptions(base)
         _after_oom(base)
+        self.reduced_reports(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()
@@ -1434,6 +1435,27 @@ class _Correlator:
                 out.append(inc)
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
         return out
+
+    def reduced_reports(self, base: list[Finding]) -> None:
+        """A rank's line that reports a non-finite value ("skip_step ... reason: non-finite grad
+        norm") while the same line logs that rank's own loss and own grad norm finite: what it
+        saw was the all-reduced value, which every rank prints at that step. It names no rank's
+        own NaN (the rank whose own value went non-finite is found from the samples)."""
+        for f in base:
+            if f.failure != "nonfinite_loss" or f.role is not Role.CAUSE or f.rank is None or not f.evidence:
+                continue
+            src = f.evidence[0]
+            rs = self.st.ranks.get(("g", f.rank))
+            if rs is None:
+                continue
+            rec = next((r for r in reversed(rs.samples) if r.source.line == src.line and r.source.path == src.path), None)
+            if rec is None:
+                continue
+            loss, grad = rec.data.get("loss"), rec.data.get("grad_norm")
+            if (isinstance(loss, float) and math.isfinite(loss) and isinstance(grad, float) and math.isfinite(grad)
+                    and rec.data.get("scope") == "local"):
+                f.role = Role.COLLATERAL
+                f.data["reduced_view"] = True
 
     def stopped_in_setup(self) -> Finding | None:
         """Complete logs of a multi-rank job that stop during distributed set-up: two or more
