@@ -89,6 +89,9 @@ class FileState:
     frames_at: int | None = None  # line of the last such frame read
     # threading.excepthook's "Exception in thread ...:" header being read: (its line, its (rank, local rank) tags)
     thread_exc: tuple[int, tuple[int | None, int | None]] | None = None
+    # a traceback's quoted source line that checks for NaN (``assert (x == x).all()``, ``assert not
+    # torch.isnan(loss)``): (its line, its (rank, local rank) tags); a bare AssertionError right below is that check failing
+    nan_assert: tuple[int, tuple[int | None, int | None]] | None = None
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ __all__ = [
     "EXCEPTION_RULE",
     "FRAME_RULE",
     "INTERRUPT_RULE",
+    "NAN_ASSERT_RULE",
     "NCCL_CHAIN_RULE",
     "RANKMAP_RULE",
     "RULES",
@@ -82,6 +83,11 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
             # torch < 2.0 raised c10d's store and gloo socket timeouts as bare RuntimeErrors (later
             # DistStoreError): a process that waited on its peers, like a collective timeout
             failure = "collective_timeout"
+        elif short == "AssertionError" and _after_nan_assert(seg):
+            # the source line of the assert that failed checked for NaN (x == x is False only for
+            # NaN; torch.isnan / isfinite): the tensor it checked held a non-finite value
+            failure = "nonfinite_loss"
+            data["nan_check"] = True
         elif _TIMED_OUT.search(data["message"]) and _in_collective(frames_above(seg) or []):
             # a timeout raised out of a torch.distributed collective's wait (torch 1.x gloo's bare
             # "RuntimeError: Operation timed out!" from all_reduce's work.wait()): the process
@@ -349,6 +355,35 @@ def stack_data(seg: Segment, data: dict[str, object]) -> None:
 
 
 FRAME_RULE = Rule("exception.frame", r'File "[^"\n]{1,400}", line \d{1,7}, in ', _frame)
+
+
+# a NaN self-check quoted as a traceback's source line: "assert (rpn_bbox_pred==rpn_bbox_pred).all()"
+# (only NaN differs from itself), "assert loss == loss", "assert not torch.isnan(loss).any()",
+# "assert torch.isfinite(x).all()", "assert not np.isnan(loss)"
+_NAN_ASSERT = re.compile(
+    r"^\s*assert\s+(?:not\s+)?\(?\s*(?:"
+    r"(?:torch|np|numpy|math|jnp|tf\.math)\.(?:isnan|isinf|isfinite)\(|(?:torch|np|numpy|jnp)\.(?:any\((?:torch|np|numpy|jnp)\.isnan|all\((?:torch|np|numpy|jnp)\.isfinite)"
+    r"|(?P<a>[\w.\[\]'\"]{1,80})\s*==\s*(?P<b>[\w.\[\]'\"]{1,80})\s*\)?\s*(?:\.all\(\))?\s*(?:,|$))"
+)
+NAN_ASSERT_LINES = 2  # the exception line comes right below the quoted source line (a caret line between)
+
+
+def _nan_assert(m: re.Match[str], seg: Segment) -> bool:
+    am = _NAN_ASSERT.match(seg.body)
+    if am is None or (am.group("a") is not None and am.group("a") != am.group("b")):
+        return False  # not a NaN check: "assert a.shape == b.shape" compares two things
+    seg.file.nan_assert = (seg.source.line, (seg.rank, seg.local_rank))
+    return False
+
+
+def _after_nan_assert(seg: Segment) -> bool:
+    at = getattr(seg.file, "nan_assert", None)  # a FileState pickled by an older version lacks it
+    return (at is not None and 0 < seg.source.line - at[0] <= NAN_ASSERT_LINES
+            and at[1] == (seg.rank, seg.local_rank))
+
+
+NAN_ASSERT_RULE = Rule("exception.nan_assert", r"assert +(?:not +)?\(? *(?:(?:torch|np|numpy|math|jnp|tf\.math)\.(?:isnan|isinf|isfinite|any|all)\(|[A-Za-z_][\w.\[\]'\"]{0,80} *== *[A-Za-z_])",
+                       _nan_assert)
 
 
 def _thread_died(m: re.Match[str], seg: Segment) -> bool:
