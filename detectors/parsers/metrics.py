@@ -335,6 +335,25 @@ def _columns(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"step": float(step), "loss": v, "unkeyed": 1.0}, "local")
 
 
+# --- print(loss.item()): a bare non-finite value alone on its line, line after line -------------
+_BARE_NAN = re.compile(r"\s*[-+]?(?:nan|inf)\s*", re.IGNORECASE)
+BARE_NAN_RUN = 3  # lines in a row: one "nan" alone could be anything's; a run is a loop printing its loss
+
+
+def _bare_nan(m: re.Match[str], seg: Segment) -> bool:
+    """``nan`` / ``inf`` alone on its line, BARE_NAN_RUN lines in a row (a loop printing
+    ``loss.item()`` per batch, between its progress bars): the printed value went non-finite.
+    Marked ``unkeyed`` (no key says it is the loss); one sample per run."""
+    if _BARE_NAN.fullmatch(seg.body) is None:
+        return False
+    prev = getattr(seg.file, "bare_nan", None)  # a FileState pickled by an older version lacks it
+    n = prev[1] + 1 if prev is not None and seg.source.line - prev[0] == 1 else 1
+    seg.file.bare_nan = (seg.source.line, n)
+    if n != BARE_NAN_RUN:
+        return False
+    return _emit(seg, {"loss": parse_number(seg.body) or math.nan, "unkeyed": 1.0}, "local")
+
+
 # --- print(loss): a scalar tensor's repr on a line of its own ----------------------------
 _TENSOR = re.compile(
     r"\s*tensor\((?P<v>[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)),\s*device='(?:cuda|xpu|npu|mps)(?::\d+)?'"
@@ -643,6 +662,7 @@ RULES = [
          r"|threshold=[0-9]", _clip_report),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
+    Rule("bare.nan", r"^[ \t]*[-+]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff])[ \t]*$", _bare_nan),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
     # multi-byte characters would be a class of their bytes)
     Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",

@@ -44,3 +44,21 @@ def test_an_overflow_detector_row_at_inf_is_an_fp16_activation_overflow() -> Non
              "9.77e-04      inf output[0]"]
     assert engine_verdict(lines)[0].failure == "amp_bf16_vs_fp16"
     assert engine_verdict(lines[:2]) == []
+
+
+# https://github.com/yl4579/AuxiliaryASR/issues/7 (corpus h21a-012): a loop printing loss.item() per
+# batch between its tqdm bars; the epoch summaries stay finite
+_ASR = ["train/loss     : 7.6923", "eval/loss      : 8.9892",
+        "[train]:   0%|          | 0/5 [00:00<?, ?it/s]nan", "nan", "nan", "nan", "nan",
+        "[train]: 100%|██████████| 5/5 [00:01<00:00,  3.65it/s]"]
+
+
+def test_a_run_of_bare_nan_prints_is_a_non_finite_loss() -> None:
+    assert [i.failure for i in engine_verdict(_ASR)][:1] == ["nonfinite_loss"]
+
+
+def test_one_or_two_bare_nans_say_nothing() -> None:
+    short = [line for line in _ASR if line != "nan"] + ["nan", "nan"]
+    assert engine_verdict(short) == []
+    apart = [*_ASR[:3], "nan", "note", "nan", "note", "nan"]
+    assert engine_verdict(apart) == []
