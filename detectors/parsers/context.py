@@ -127,6 +127,8 @@ _FRAMEWORKS = (
     ("megatron", re.compile(r"iteration\s+\d+/\s*\d+ \||- arguments -|megatron")),
     ("hf_trainer", re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |TrainingArguments\(")),
     ("lightning", re.compile(r"Automatic Mixed Precision \(AMP\)|LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES|\[rank: \d+\] |lightning")),
+    # NVIDIA nccl-tests' result table header: a communication benchmark, not a training job
+    ("nccl_tests", re.compile(r"#\s+size\s+count\s+type\s+redop\s+root")),
 )
 
 
@@ -153,7 +155,7 @@ RULES = [
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
     Rule(
         "context.framework",
-        r"\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
+        r"#\s+size\s+count\s+type\s+redop\s+root|\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
         _framework,
         on_raw=True,
     ),

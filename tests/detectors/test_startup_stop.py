@@ -39,3 +39,14 @@ def test_a_metric_line_an_exit_or_one_process_says_it_got_further() -> None:
     single = [line for line in _LIGHTNING if "LOCAL_RANK: 1" not in line and "GLOBAL_RANK: 1" not in line]
     single = [line.replace("MEMBER: 1/2", "MEMBER: 1/1") for line in single]
     assert _incidents(single, ended=True) == []
+
+
+def test_a_communication_benchmarks_table_is_no_stalled_training_job() -> None:
+    # https://github.com/NVIDIA/nccl-tests/issues/232: an all_reduce_perf run under mpirun, 2 nodes;
+    # its result rows are no metric lines, and the run went fine
+    lines = ["bench-node-1:4410:4410 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+             "bench-node-2:5120:5120 [0] NCCL INFO comm 0x55e0 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+             "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+             "     2097152        524288     float     sum      -1    113.2   18.53   18.53      0    93.35   22.46   22.46      0"]
+    assert _incidents(lines, ended=True) == []
+    assert _incidents(lines[:2], ended=True) == [("rank_hang", "info", None)]
