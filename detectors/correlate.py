@@ -996,6 +996,10 @@ class _Correlator:
         if not candidates and not ws:
             candidates = _absent_below(reporters)
             inferred = guessed_world = bool(candidates)
+        if candidates and any(f.data.get("cut") for f in fatal if f.failure == "collective_timeout"):
+            # the excerpt ends inside a timeout report (a paste cut mid-line): the reports that
+            # followed are not in it, so a rank missing from them is not known to be silent
+            candidates = []
         if candidates and _desynced(fatal):
             # the reporters wait in different collectives: the one absent from their reports is not
             # known to hold them all (a rank behind in sequence numbers, below, still is)

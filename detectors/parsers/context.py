@@ -140,6 +140,15 @@ def _framework(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _dist_init(m: re.Match[str], seg: Segment) -> bool:
+    """``| distributed init (rank 3): tcp://host:port`` (fairseq, and DETR's init_distributed_mode
+    copied into DeiT, MAE, ConvNeXt...): that rank joined the process group; the line's rank
+    (read from the message) makes it a rank the job has."""
+    if seg.rank is not None:
+        _ctx(seg, "dist_init", True)
+    return False
+
+
 def _spawned(m: re.Match[str], seg: Segment) -> bool:
     """A traceback through torch.multiprocessing.spawn: one process per GPU on this node."""
     _ctx(seg, "launcher", "mp.spawn")
@@ -153,6 +162,7 @@ RULES = [
         _context,
     ),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
+    Rule("context.dist_init", r"\| distributed init \(rank [0-9]{1,6}\)", _dist_init),
     Rule(
         "context.framework",
         r"#\s+size\s+count\s+type\s+redop\s+root|\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",

@@ -50,3 +50,23 @@ def test_a_communication_benchmarks_table_is_no_stalled_training_job() -> None:
              "     2097152        524288     float     sum      -1    113.2   18.53   18.53      0    93.35   22.46   22.46      0"]
     assert _incidents(lines, ended=True) == []
     assert _incidents(lines[:2], ended=True) == [("rank_hang", "info", None)]
+
+
+def test_fairseqs_distributed_init_lines_show_the_ranks_that_came_up() -> None:
+    # https://github.com/facebookresearch/fairseq/issues/850: 8 ranks join, then nothing
+    lines = [f"| distributed init (rank {r}): tcp://localhost:16344" for r in (1, 6, 5, 3, 0, 2, 7, 4)]
+    assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(lines, "console.log"), ended=True)
+    assert rep["ranks"] == list(range(8))
+
+
+def test_a_timeout_report_cut_by_the_paste_still_counts_and_names_no_absent_rank() -> None:
+    # https://github.com/megvii-research/MOTR/issues/63 (corpus h16a-019): both ranks came up (DETR's
+    # init lines), rank 0 timed out, rank 1's report is the excerpt's last line, cut after "co"
+    head = ["| distributed init (rank 0): env://", "| distributed init (rank 1): env://", "",
+            "[E ProcessGroupNCCL.cpp:821] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+            "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809347 milliseconds before timing out."]
+    cut = "[E ProcessGroupNCCL.cpp:821] [Rank 1] Watchdog caught co"
+    assert _incidents([*head, cut], ended=True)[0][:1] == ("collective_timeout",)
+    # without rank 1's cut report, rank 1 came up and never reported: the one they waited for
+    assert _incidents(head, ended=True)[0] == ("rank_hang", "critical", 1)
