@@ -1337,6 +1337,7 @@ class _Correlator:
         self.handled_exceptions(base)
         _after_oom(base)
         self.reduced_reports(base)
+        _crash_after_own_comm_error(base)
         numeric = self.nonfinite()
         scale = self.loss_scale()
         spikes = self.spikes()
@@ -2004,6 +2005,27 @@ def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:
             prev = p
     return (prev is not None and prev.step is not None and prev.step > at.step
             and bool(same) and max(same) >= 0.5 * v)
+
+
+OWN_ERROR_LINES = 5  # a crash at most this many lines below its own process's communication error
+
+
+def _crash_after_own_comm_error(base: list[Finding]) -> None:
+    """A rank's native crash (a segfault, an abort) printed right below that same rank's own
+    communication-library error, in the same file (UCX's "cuda_ipc_md.c UCX ERROR ... is failed"
+    then "Caught signal 11" inside MPI_Bcast): the transport failed and the process died in it.
+    The error is the cause, the crash its consequence."""
+    comm = [f for f in base if f.failure in _COMM_FAILURES and f.role is Role.CAUSE and f.rank is not None and f.evidence]
+    if not comm:
+        return
+    for f in base:
+        if f.failure not in ("rank_segfault", "native_abort") or f.role is not Role.CAUSE or f.rank is None or not f.evidence:
+            continue
+        src = f.evidence[0]
+        if any(c.rank == f.rank and c.order < f.order and c.evidence[0].path == src.path
+               and 0 < src.line - c.evidence[0].line <= OWN_ERROR_LINES for c in comm):
+            f.role = Role.COLLATERAL
+            f.data["after_own_error"] = True
 
 
 def _learning_through(rs: RankState, at: SampleRec) -> bool:
