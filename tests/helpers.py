@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from detectors.detect import JobState
     from detectors.model import Incident
 
-__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_events", "engine_verdict", "fed_state", "free_port", "stop_process", "sync"]
+__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_events", "engine_verdict", "fed_state", "free_port", "stop_process", "sync", "top_verdict"]
 
 
 def fed_state(lines: list[str], path: str = "console.log", rank: int | None = None) -> JobState:
@@ -38,6 +38,16 @@ def engine_events(lines: list[str], path: str = "train.log") -> list[Event]:
 
     engine = Engine("t")
     return engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file(path))
+
+
+def top_verdict(lines: list[str], path: str = "console.log") -> tuple[str, int | None]:
+    """(failure, initiating rank) of the first incident of the report over ``lines`` fed as one
+    file named ``path`` (the shape most detector tests assert on)."""
+    from detectors.diagnosis import build_report
+
+    incidents = build_report(fed_state(lines, path))["incidents"]
+    assert incidents, "no incident"
+    return incidents[0]["failure"], incidents[0]["initiator"]["rank"]
 
 
 def engine_verdict(lines: list[str], path: str = "train.log") -> list[Incident]:

@@ -5,8 +5,9 @@ Every block is a real one (URLs below)."""
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 
 def _block(idx: int, time: str, host: str, rank: int, pid: int) -> list[str]:
@@ -15,9 +16,7 @@ def _block(idx: int, time: str, host: str, rank: int, pid: int) -> list[str]:
             "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "x.log"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="x.log")
 
 
 def test_root_cause_wins_over_the_other_failures_listed_first() -> None:

@@ -5,8 +5,9 @@ sparticlesteve/pytorch-cuda-mpi-error (slurm-405737.out: MPI_Bcast of a CUDA ten
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 _UCX = ["0: [1579244748.838971] [cgpu12:56309:2]    cuda_ipc_md.c:62   UCX  ERROR cuCtxGetDevice(&cu_device) is failed. "
         "ret:invalid device context",
@@ -21,9 +22,7 @@ _SEGV = ["0: [cgpu12:56309:2:56362] Caught signal 11 (Segmentation fault: addres
          "srun: error: cgpu12: task 1: Terminated"]
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "slurm-405737.out"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="slurm-405737.out")
 
 
 def test_a_segfault_right_below_its_own_transport_error_is_that_errors() -> None:

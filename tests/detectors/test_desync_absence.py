@@ -6,8 +6,9 @@ h13b-029); the same-collective variant is constructed from them."""
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 
 def _line(n: int, rank: int, op: str) -> str:
@@ -15,9 +16,7 @@ def _line(n: int, rank: int, op: str) -> str:
             f"WorkNCCL(OpType={op}, Timeout(ms)=1800000) ran for 1804901 milliseconds before timing out.")
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "log.txt"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="log.txt")
 
 
 def test_reports_in_different_collectives_name_no_absent_rank() -> None:

@@ -4,15 +4,14 @@ class of line the first look missed."""
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 _ACC = "12/03/2026 17:55:11 - INFO - __main__ - [RANK {r}] step {s}: local loss {v}, gathered losses [0.2329, 0.3920, {g}, 0.1589]"
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "console.log"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="console.log")
 
 
 def test_a_ranks_own_finite_loss_beside_a_nan_mean_leaves_the_nan_to_the_rank_that_had_it() -> None:

@@ -4,8 +4,9 @@ Every line is a real one (URLs below)."""
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 # https://github.com/EveryVoiceTTS/EveryVoice/issues/178 (corpus h6b-010): two nodes, ib12gpu-001/002
 _OOM_GPU2 = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 2 has a total capacty of 15.78 GiB "
@@ -25,9 +26,7 @@ _ONE_NODE = ["srun: error: gpu-4-11: task 1: Exited with exit code 1",
              "srun: error: gpu-4-11: tasks 2-3: Terminated"]
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "x.log"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="x.log")
 
 
 def test_failures_on_two_hosts_make_the_gpu_index_no_rank() -> None:

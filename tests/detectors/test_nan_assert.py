@@ -4,10 +4,11 @@ is that check failing: a non-finite value, not a crash of its own. Real lines fr
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from tests.helpers import top_verdict
 
 # https://github.com/ruotianluo/pytorch-faster-rcnn/issues/87 (corpus h21a-013): finite losses, then the check
 _FRCNN = ["iter: 120 / 70000, total loss: 1.312589", " >>> rpn_loss_cls: 0.471951", " >>> lr: 0.001000",
@@ -17,9 +18,7 @@ _FRCNN = ["iter: 120 / 70000, total loss: 1.312589", " >>> rpn_loss_cls: 0.47195
           "    assert (rpn_bbox_pred==rpn_bbox_pred).all()", "AssertionError"]
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "train.log"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="train.log")
 
 
 def test_a_failed_x_equals_x_check_is_a_nan() -> None:

@@ -4,15 +4,15 @@ is that worker's own; several (every rank hit it) name no rank. Real lines from 
 
 from __future__ import annotations
 
+from functools import partial
+
 from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from tests.helpers import fed_state, top_verdict
 
 _SYS = "ncclSystemError: System call (socket, malloc, munmap, etc) failed."
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "console.log"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="console.log")
 
 
 def test_one_nccl_error_is_the_failed_worker_s() -> None:

@@ -5,8 +5,9 @@ whose own message goes on to name its failure is that failure, not a crash of it
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 _SOLUTION = ("        Solution: 1. Check the rank service processes with other errors or no errors in the cluster.2. If this "
              "error is reported for all NPUs, check whether the time difference between the earliest and latest errors is "
@@ -20,10 +21,7 @@ def _ei0006(pid: int, when: str) -> str:
             "time. Please check the reason for the rank being stuck")
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    incidents = build_report(fed_state(lines, "worker.log"))["incidents"]
-    assert incidents, "no incident"
-    return incidents[0]["failure"], incidents[0]["initiator"]["rank"]
+_top = partial(top_verdict, path="worker.log")
 
 
 

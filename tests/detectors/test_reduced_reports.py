@@ -5,15 +5,14 @@ JSON records with local and reduced grad norms (round 16's generated set, corpus
 
 from __future__ import annotations
 
-from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from functools import partial
+
+from tests.helpers import top_verdict
 
 _RECORDS = ['{"ts": 1796586187.475, "rank": 1, "event": "train_step", "step": 27, "loss": 0.10525, "local_grad_norm": 1.2056, "grad_norm": 1.1681, "lr": 0.01}', '{"ts": 1796586187.487, "rank": 0, "event": "train_step", "step": 28, "loss": 0.08654, "local_grad_norm": 1.1207, "grad_norm": 1.045, "lr": 0.01}', '{"ts": 1796586187.489, "rank": 2, "event": "train_step", "step": 28, "loss": 0.10399, "local_grad_norm": 1.2714, "grad_norm": 1.045, "lr": 0.01}', '{"ts": 1796586187.49, "rank": 1, "event": "train_step", "step": 28, "loss": 0.09422, "local_grad_norm": 1.2677, "grad_norm": 1.045, "lr": 0.01}', '{"ts": 1796586187.495, "rank": 0, "event": "skip_step", "step": 29, "reason": "non-finite grad norm", "loss": 0.06854, "local_grad_norm": 0.9126883149147034, "grad_norm": Infinity}', '{"ts": 1796586187.497, "rank": 2, "event": "skip_step", "step": 29, "reason": "non-finite grad norm", "loss": 0.06568, "local_grad_norm": Infinity, "grad_norm": Infinity}', '{"ts": 1796586187.498, "rank": 1, "event": "skip_step", "step": 29, "reason": "non-finite grad norm", "loss": 0.06579, "local_grad_norm": 0.8450297117233276, "grad_norm": Infinity}', '{"ts": 1796586187.513, "rank": 0, "event": "skip_step", "step": 30, "reason": "non-finite grad norm", "loss": 0.06573, "local_grad_norm": 0.85160231590271, "grad_norm": Infinity}', '{"ts": 1796586187.515, "rank": 2, "event": "skip_step", "step": 30, "reason": "non-finite grad norm", "loss": 0.08984, "local_grad_norm": Infinity, "grad_norm": Infinity}', '{"ts": 1796586187.517, "rank": 1, "event": "skip_step", "step": 30, "reason": "non-finite grad norm", "loss": 0.10799, "local_grad_norm": 1.274103045463562, "grad_norm": Infinity}', '{"ts": 1796586187.526, "rank": 0, "event": "skip_step", "step": 31, "reason": "non-finite grad norm", "loss": 0.13081, "local_grad_norm": 1.444328784942627, "grad_norm": Infinity}', '{"ts": 1796586187.527, "rank": 2, "event": "skip_step", "step": 31, "reason": "non-finite grad norm", "loss": 0.06744, "local_grad_norm": Infinity, "grad_norm": Infinity}', '{"ts": 1796586187.529, "rank": 1, "event": "skip_step", "step": 31, "reason": "non-finite grad norm", "loss": 0.09043, "local_grad_norm": 1.0828043222427368, "grad_norm": Infinity}', '{"ts": 1796586187.538, "rank": 0, "event": "skip_step", "step": 32, "reason": "non-finite grad norm", "loss": 0.07206, "local_grad_norm": 0.9629969596862793, "grad_norm": Infinity}', '{"ts": 1796586187.539, "rank": 2, "event": "skip_step", "step": 32, "reason": "non-finite grad norm", "loss": 0.08807, "local_grad_norm": Infinity, "grad_norm": Infinity}', '{"ts": 1796586187.541, "rank": 1, "event": "skip_step", "step": 32, "reason": "non-finite grad norm", "loss": 0.08829, "local_grad_norm": 1.0657647848129272, "grad_norm": Infinity}']
 
 
-def _top(lines: list[str]) -> tuple[str, int | None]:
-    inc = build_report(fed_state(lines, "console.log"))["incidents"][0]
-    return inc["failure"], inc["initiator"]["rank"]
+_top = partial(top_verdict, path="console.log")
 
 
 def test_the_rank_whose_own_grad_norm_went_inf_is_named_not_the_first_reporter() -> None:
