@@ -1471,8 +1471,8 @@ class _Correlator:
         st = self.st
         if st.first_sample_order is not None or st.exits or st.teardowns or st.finished:
             return None
-        if self.ctx.get("framework") == "nccl_tests":
-            return None  # a communication benchmark's table: it logs no metric lines when it runs fine
+        if self.ctx.get("framework") == "nccl_tests" and self.ctx.get("nccl_tests_ran"):
+            return None  # a communication benchmark's result rows: it logs no metric lines when it runs fine
         if any(rs.last_step is not None for rs in st.ranks.values()):
             return None
         world = max(self.world_size() or 0, len(st.seen_global), st.max_nranks)

@@ -130,6 +130,15 @@ def _memory_only(ev: Event) -> bool:
         k in ev.data for k in ("loss", "grad_norm", "loss_scale", "eval_loss", "epoch"))
 
 
+def _setup_only(d: dict[str, Any]) -> bool:
+    """A sample that set-up prints before any training step: NCCL's version line, or memory figures
+    alone (DeepSpeed's ``see_memory_usage`` before the engine is built). It is no metric line."""
+    return d.get("scope") == "perf" and all(k in _SETUP_KEYS or k.startswith("mem_") for k in d)
+
+
+_SETUP_KEYS = frozenset({"scope", "perf", "nccl_version", "nccl_build", "rank_from", "progress", "attempt"})
+
+
 def _late(st: RankState, ev: Event) -> bool:
     """A sample from the file (and file generation) that set the rank's step, at an earlier
     line: it was delivered out of order (MQTT redelivery, a batch that reached a half-made
@@ -710,7 +719,7 @@ class JobState:
                 st.dynamic_scale = True
             if st.scale_min is None or scale < st.scale_min:
                 st.scale_min, st.scale_min_rec = scale, rec
-        if self.first_sample_order is None:
+        if self.first_sample_order is None and not _setup_only(d):
             self.first_sample_order = order
         if self.first_step_order is None and step is not None:
             self.first_step_order = order

@@ -127,8 +127,10 @@ _FRAMEWORKS = (
     ("megatron", re.compile(r"iteration\s+\d+/\s*\d+ \||- arguments -|megatron")),
     ("hf_trainer", re.compile(r"\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |TrainingArguments\(")),
     ("lightning", re.compile(r"Automatic Mixed Precision \(AMP\)|LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES|\[rank: \d+\] |lightning")),
-    # NVIDIA nccl-tests' result table header: a communication benchmark, not a training job
-    ("nccl_tests", re.compile(r"#\s+size\s+count\s+type\s+redop\s+root")),
+    # NVIDIA nccl-tests (all_reduce_perf, broadcast_perf ...): its parameter line, its device table
+    # and its result table's header (broadcast's has no redop column): a communication benchmark
+    ("nccl_tests", re.compile(r"#\s+size\s+count\s+type\s+(?:redop\s+)?root|# nThread \d+ nGpus \d+ minBytes"
+                              r"|#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s")),
 )
 
 
@@ -149,6 +151,14 @@ def _dist_init(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _nccl_tests_row(m: re.Match[str], seg: Segment) -> bool:
+    """A row of nccl-tests' result table (``   8   2   float   sum   -1   20.55   0.00   0.00   0 ...``:
+    size, count, type, the reduction op or root, then times and bandwidths): the benchmark got past
+    its set-up and ran."""
+    _ctx(seg, "nccl_tests_ran", True)
+    return False
+
+
 def _spawned(m: re.Match[str], seg: Segment) -> bool:
     """A traceback through torch.multiprocessing.spawn: one process per GPU on this node."""
     _ctx(seg, "launcher", "mp.spawn")
@@ -161,11 +171,14 @@ RULES = [
         r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks \d|Num processes: |using world size: \d|GPU number: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
+    Rule("context.nccl_tests_row",
+         r"[0-9]+[ \t]+[0-9]+[ \t]+(?:float|half|bfloat16|double|u?int8|u?int32|u?int64|f8e4m3|f8e5m2)[ \t]+(?:sum|prod|min|max|avg|none|-?[0-9]+)[ \t]+-?[0-9]*[ \t]*[0-9]+\.[0-9]+[ \t]",
+         _nccl_tests_row),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
     Rule("context.dist_init", r"\| distributed init \(rank [0-9]{1,6}\)", _dist_init),
     Rule(
         "context.framework",
-        r"#\s+size\s+count\s+type\s+redop\s+root|\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
+        r"#\s+size\s+count\s+type\s+(?:redop\s+)?root|# nThread \d+ nGpus \d+ minBytes|#[ \t]*Rank[ \t]+\d+[ \t]+(?:Group[ \t]+\d+[ \t]+)?Pid[ \t]+\d+[ \t]+on[ \t]|\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",
         _framework,
         on_raw=True,
     ),

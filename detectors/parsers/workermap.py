@@ -92,6 +92,10 @@ def _nccltests_row(m: re.Match[str], seg: Segment) -> bool:
     pid_rank[(host, int(rm.group("pid")))] = rank
     prev = pid_rank.get((host, HOST_ONLY))
     pid_rank[(host, HOST_ONLY)] = rank if prev is None or prev == rank else AMBIGUOUS
+    if seg.rank is None:
+        # the table lists every rank of the benchmark: each is a rank the job has
+        seg.rank, seg.rank_from = rank, "message"
+        seg.emit(EventKind.CONTEXT, data={"key": "nccl_tests_rank", "value": rank})
     return False
 
 

@@ -70,3 +70,36 @@ def test_a_timeout_report_cut_by_the_paste_still_counts_and_names_no_absent_rank
     assert _incidents([*head, cut], ended=True)[0][:1] == ("collective_timeout",)
     # without rank 1's cut report, rank 1 came up and never reported: the one they waited for
     assert _incidents(head, ended=True)[0] == ("rank_hang", "critical", 1)
+
+
+# nccl-tests' parameter line and device table (tinygrad/open-gpu-kernel-modules#45, corpus h19b-008:
+# the newer table with a Group column, two RTX 4090 in one process, NCCL 2.26.5; NVIDIA/nccl#257,
+# corpus h19b-007, has the older one) and NCCL's own version line, which set-up prints before any result
+_BENCH_SETUP = ["# nThread 1 nGpus 2 minBytes 8 maxBytes 2147483648 step: 2(factor) warmup iters: 2 iters: 10 "
+                "agg iters: 1 validation: 1 graph: 0",
+                "#",
+                "# Using devices",
+                "#  Rank  0 Group  0 Pid   7995 on i-56butc28zq device  0 [0000:2c:00] NVIDIA GeForce RTX 4090",
+                "#  Rank  1 Group  0 Pid   7995 on i-56butc28zq device  1 [0000:2d:00] NVIDIA GeForce RTX 4090",
+                "i-56butc28zq:7995:7995 [0] NCCL INFO Bootstrap: Using bond0:10.0.11.5<0>",
+                "NCCL version 2.26.5+cuda12.9",
+                "i-56butc28zq:7995:8104 [1] NCCL INFO Using network IB"]
+
+
+def test_a_benchmark_that_never_printed_a_result_row_stopped_in_set_up() -> None:
+    assert _incidents(_BENCH_SETUP, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(_BENCH_SETUP, "console.log"), ended=True)
+    assert rep["ranks"] == [0, 1]  # the device table lists the benchmark's ranks
+
+
+def test_a_benchmark_that_printed_its_results_ran() -> None:
+    # NVIDIA/nccl-tests broadcast_perf (corpus h21b-007): its table has a root column and no redop
+    rows = ["#       size         count    type    root     time   algbw   busbw  error     time   algbw   busbw  error",
+            "           8             2   float       0    45.82    0.00    0.00    N/A    38.17    0.00    0.00    N/A",
+            "         256            64    half       0    41.07    0.01    0.01    N/A    40.52    0.01    0.01    N/A"]
+    assert _incidents([*_BENCH_SETUP, *rows], ended=True) == []
+
+
+def test_nccls_version_line_is_set_up_not_a_metric_line() -> None:
+    lines = [line for line in _LIGHTNING if "NCCL version" not in line]
+    assert _incidents([*lines, "NCCL version 2.21.5+cuda12.4"], ended=True) == [("rank_hang", "info", None)]
