@@ -1127,17 +1127,28 @@ class _Correlator:
         stops = [f for f in fatal if f.failure == "launcher_teardown" and f.data.get("signal") and f.time is not None
                  and f.rank is None]
         ranks = {k: rs for k, rs in self.st.ranks.items() if rs.samples}
-        if not stops or not ranks or any(rs.samples[-1].time is None for rs in ranks.values()):
+        if not stops or not ranks or sum(len(rs.samples) for rs in ranks.values()) < STALL_MIN_LINES:
             return []
         stop = min(stops, key=lambda f: f.order)
+        if any(rs.samples[-1].time is None for rs in ranks.values()):
+            return self._stopped_unclocked(stops, ranks)
         last = max(rs.samples[-1].time for rs in ranks.values() if rs.samples[-1].time is not None)
         gaps = sorted(b - a for rs in ranks.values()
                       for a, b in itertools.pairwise(s.time for s in rs.samples if s.time is not None) if b > a)
         # (lines within one second of each other, at the clock's resolution: a cadence under a second)
         usual = gaps[len(gaps) // 2] if gaps else 0.0
-        if sum(len(rs.samples) for rs in ranks.values()) < STALL_MIN_LINES or stop.time is None or (
-                stop.time - last < max(STALL_MIN_SECONDS, STALL_FACTOR * usual)):
+        if stop.time is None or stop.time - last < max(STALL_MIN_SECONDS, STALL_FACTOR * usual):
             return []
+        behind = self._behind(ranks)
+        src = max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source
+        return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, stop.time,
+                             [src, stop.evidence[0]], rank_from="progress" if behind is not None else None,
+                             stalled_seconds=round(stop.time - last, 1), usual_seconds=round(usual, 3),
+                             stopped_from_outside=True)]
+
+    def _behind(self, ranks: dict[RankKey, RankState]) -> int | None:
+        """The one rank whose last metric line is behind every other rank's (by step, by progress
+        counter, or by epoch then batch), else None."""
         where: dict[int, tuple[float, ...]] = {}
         for k, rs in ranks.items():
             mark = rs.last_step if rs.last_step is not None else rs.last_progress
@@ -1147,16 +1158,30 @@ class _Correlator:
             # per-epoch counters ("Epoch 2 [20/31]"): the epoch, then the batch within it
             where = {k[1]: (float(d["epoch"]), float(d["epoch_iter"])) for k, rs in ranks.items()
                      if k is not None and k[0] == "g" and "epoch" in (d := rs.samples[-1].data) and "epoch_iter" in d}
-        behind = None
         if len(where) > 1 and len(set(where.values())) > 1:
             low = min(where.values())
             lows = [r for r, v in where.items() if v == low]
-            behind = lows[0] if len(lows) == 1 else None
+            return lows[0] if len(lows) == 1 else None
+        return None
+
+    def _stopped_unclocked(self, stops: list[Finding], ranks: dict[RankKey, RankState]) -> list[Finding]:
+        """The launcher received SIGTERM or SIGINT from outside (``Received 15 death signal``,
+        ``SignalException: ... got signal: 2``) in the middle of training, no rank had failed,
+        and the metric lines carry no clock to tell how long they had been silent. Jobs are
+        stopped from outside mid-run when they stop making progress (or when a scheduler's limit
+        runs out, which says so in its own line and is left to it): a ``warning`` rank_hang, the
+        rank whose last line was behind the others' named when there is one."""
+        received = [f for f in stops if "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.")
+                    in _OUTSIDE_STOPS]
+        if not received or self.st.trained_to_end:
+            return []
+        stop = min(received, key=lambda f: f.order)
+        behind = self._behind(ranks)
         src = max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source
         return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, stop.time,
-                             [src, stop.evidence[0]], rank_from="progress" if behind is not None else None,
-                             stalled_seconds=round(stop.time - last, 1), usual_seconds=round(usual, 3),
-                             stopped_from_outside=True)]
+                             [src, stop.evidence[0]], severity="warning",
+                             rank_from="progress" if behind is not None else None,
+                             stopped_from_outside=True, unclocked=True)]
 
     def _timeout_stacks(self, fatal: list[Finding]) -> tuple[int, str] | None:
         """Every rank timed out: the tracebacks of their timeouts are stack samples (a blocking
@@ -1606,6 +1631,15 @@ class _Correlator:
                          "some rank never reached); if it was stopped, it was stopped there.")
             lines.append("Find the rank that did not get as far as the others (its last line, or py-spy dump on each "
                          "rank); NCCL_DEBUG=INFO shows which connection set-up did not complete.")
+        elif failure == "rank_hang" and d.get("stopped_from_outside") and d.get("unclocked"):
+            lines.append("The job was stopped from outside (SIGTERM or SIGINT to its launcher) in the middle of training, "
+                         "with no error from any rank and no end-of-training summary. Its metric lines carry no time, so "
+                         "how long they had been silent cannot be read: if it was stopped because it no longer made "
+                         "progress, it had hung with no error and no timeout (a collective's timeout longer than the "
+                         "wait); if a scheduler's limit or a person stopped a job that was still training, this is no "
+                         "failure.")
+            if rank is not None:
+                lines.append(f"Rank {rank}'s last line was behind the others': it is the one they waited for.")
         elif failure == "rank_hang" and d.get("stopped_from_outside"):
             lines.append(f"No rank logged a metric line for {d.get('stalled_seconds')} s before the job was stopped from "
                          f"outside (they had come every {d.get('usual_seconds')} s): the job had hung, with no error "
@@ -1851,6 +1885,8 @@ def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
 STALL_MIN_SECONDS = 60.0
 STALL_FACTOR = 20.0
 STALL_MIN_LINES = 6  # metric lines that make a cadence to judge the silence by
+# signals a launcher receives when someone (or something) outside stops a job: SIGTERM, SIGINT
+_OUTSIDE_STOPS = frozenset({"15", "2", "SIGTERM", "SIGINT"})
 
 def _codes(raw: object) -> list[int]:
     """A fingerprint's ``ends_rank_with`` as its event carries it ("-6", "-6,-9"); [] if not that."""

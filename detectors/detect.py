@@ -219,6 +219,7 @@ class JobState:
         self.first_step_value: int | None = None  # that step counter (an excerpt may start mid-run)
         self.max_epoch = 0.0  # the highest epoch a metric line logged
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
+        self.trained_to_end = False  # a framework printed its end-of-training summary
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
         # the first and latest record of STATIC_SKIP_LINES log lines in a row whose every
@@ -258,6 +259,7 @@ class JobState:
         self.__dict__.setdefault("static_overflows", None)
         self.__dict__.setdefault("local_overflows", [])
         self.__dict__.setdefault("scale_regrown", None)
+        self.__dict__.setdefault("trained_to_end", False)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -663,6 +665,8 @@ class JobState:
             return
         rec = SampleRec(step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
+        if d.get("perf") == "hf_train":
+            self.trained_to_end = True  # the HF Trainer's end-of-training summary (train_runtime ...)
         st.n_samples += 1
         prev_step = st.last_step
         if step is not None and moves:

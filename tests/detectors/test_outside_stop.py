@@ -1,0 +1,53 @@
+"""A job stopped from outside (SIGTERM or SIGINT to torchrun) in the middle of training, with no
+error from any rank, when its metric lines carry no clock to say how long they had been silent:
+a ``warning`` rank_hang (with a clock, ``stalled_before_stop`` judges the silence itself). The
+launcher lines are torch 2.13's (torch/distributed/elastic/agent/server/api.py and
+multiprocessing/api.py), as a CPU torchrun job killed by ``timeout -s TERM`` printed them (corpus
+holdout21 g21-020); the metric lines are plain prints with a ``[rankN]`` tag."""
+
+from __future__ import annotations
+
+from tests.helpers import engine_verdict
+
+_SITE = "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic"
+
+
+def _stop(sig: int) -> list[str]:
+    return [f"W1206 19:50:20.086000 25766 {_SITE}/agent/server/api.py:753] Received {sig} death signal, shutting down workers",
+            f"W1206 19:50:20.087000 25766 {_SITE}/multiprocessing/api.py:1028] Sending process 25770 closing signal SIGTERM",
+            f"W1206 19:50:20.087000 25766 {_SITE}/multiprocessing/api.py:1028] Sending process 25771 closing signal SIGTERM",
+            "Traceback (most recent call last):",
+            f'  File "{_SITE}/multiprocessing/api.py", line 86, in _terminate_process_handler',
+            '    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)',
+            f"torch.distributed.elastic.multiprocessing.api.SignalException: Process 25766 got signal: {sig}"]
+
+
+def _metrics(last: dict[int, int]) -> list[str]:
+    return [f"[rank{r}] Epoch 0 Step {s}/80 loss={0.9 - s / 100:.4f} grad_norm=1.2{s % 7}"
+            for s in range(3, 28, 3) for r in sorted(last) if s <= last[r]]
+
+
+def test_a_job_stopped_mid_run_with_no_clock_is_a_hang_at_warning() -> None:
+    top = engine_verdict([*_metrics({0: 27, 1: 27}), *_stop(15)])[0]
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
+    assert top.data["unclocked"]
+
+
+def test_the_rank_whose_last_line_is_behind_is_named() -> None:
+    top = engine_verdict([*_metrics({0: 27, 1: 21}), *_stop(2)])[0]
+    assert (top.failure, top.rank, top.data["rank_from"]) == ("rank_hang", 1, "progress")
+
+
+def test_a_closed_terminal_is_no_hang() -> None:
+    # SIGHUP: the terminal or ssh session the launcher ran in went away
+    assert all(i.failure != "rank_hang" for i in engine_verdict([*_metrics({0: 27, 1: 27}), *_stop(1)]))
+
+
+def test_a_job_that_printed_its_end_of_training_summary_had_not_hung() -> None:
+    summary = ["{'train_runtime': 38.1, 'train_samples_per_second': 53.1, 'train_steps_per_second': 2.1, "
+               "'train_loss': 0.62, 'epoch': 1.0}"]
+    assert all(i.failure != "rank_hang" for i in engine_verdict([*_metrics({0: 27, 1: 27}), *summary, *_stop(15)]))
+
+
+def test_too_few_metric_lines_say_nothing() -> None:
+    assert all(i.failure != "rank_hang" for i in engine_verdict([*_metrics({0: 6, 1: 3}), *_stop(15)]))
