@@ -111,6 +111,10 @@ _HDR_BARE_RANK = re.compile(r"(?:rank|Rank|RANK|r)[:=]?(?P<n>\d{1,7})\s+(?=[|-]\
 # the process, which a rank tag on any of its lines then names
 _HDR_PID = re.compile(r"(?:(?!(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b)(?P<host>[A-Za-z][\w.-]{0,63})\s+)?"
                       r"(?:\[(?:pid|PID)[=: ]?(?P<pid2>\d{1,8})\]|(?:pid|PID)[=:](?P<pid>\d{1,8}))[:,]?\s+")
+# a %(filename)s:%(lineno)d location in brackets ("INFO [train.py:1057] "), and right behind it the
+# "(rank/world_size) " pair that k2-fsa/icefall's setup_logger (and the recipes built on it:
+# VALL-E, ZipVoice, k2 SSL) writes once the process group is up: the global rank
+_HDR_SRC = re.compile(r"\[[\w.-]{1,80}\.py:\d{1,6}\]\s(?:\((?P<n>\d{1,6})/(?P<w>\d{1,6})\)\s)?")
 _HDR_LEVEL = re.compile(r"\[?(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|SUCCESS|TRACE)\]?:?(?:\s+|$)")
 _HDR_SEP = re.compile(r"[-|]\s+")
 _HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\d+)?"
@@ -192,6 +196,13 @@ def _logger_header(s: str, pos: int, p: Prefixed) -> int:
         m = _HDR_SEP.match(s, pos)
         if m:
             pos = m.end()
+            continue
+        m = _HDR_SRC.match(s, pos) if have_level and not have_name else None
+        if m:
+            if m.group("n") is not None and p.rank is None and int(m.group("n")) < int(m.group("w")):
+                p.rank = int(m.group("n"))
+            pos = m.end()
+            have_name = True
             continue
         m = _HDR_NAME.match(s, pos)
         # one logger name per header, and never a key before its value ("- INFO - step:  10")

@@ -401,3 +401,20 @@ def test_the_only_rank_that_logs_a_grad_norm_does_not_own_its_explosion() -> Non
         lines += [f"[default{r}]:{hdr}[RANK {r}] step {step}: local loss 0.2{r}" for r in range(4)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("grad_norm_explosion", None)
+
+
+def test_icefalls_rank_and_world_behind_the_source_location_is_the_global_rank() -> None:
+    from detectors.prefixes import split_prefixes
+
+    # k2-fsa/icefall#1463 (corpus d3-043) and lifeiteng/vall-e#86 (h2-103): setup_logger's
+    # "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] (rank/world_size) %(message)s"
+    p = split_prefixes("2024-01-14 01:03:00,826 WARNING [train.py:1057] (2/4) Grad scale is small: 1.29e-26", 2024)
+    assert (p.rank, p.level, p.body) == (2, "WARNING", "Grad scale is small: 1.29e-26")
+    p = split_prefixes("2023-04-13 16:00:05,621 INFO [trainer.py:650] (5/8) Reaches end of dataloader.", 2023)
+    assert (p.rank, p.body) == (5, "Reaches end of dataloader.")
+    # before the process group is up the pair is absent; a count in the message is no rank
+    p = split_prefixes("2024-01-14 01:02:00,001 INFO [train.py:1190] (1/3) shards loaded", 2024)
+    assert p.rank == 1
+    p = split_prefixes("2024-01-14 01:02:00,001 INFO [train.py:1190] Loading (1/3) shards", 2024)
+    assert (p.rank, p.body) == (None, "Loading (1/3) shards")
+    assert split_prefixes("2024-01-14 01:02:00,001 INFO [utils.py:12] (3/2) x", 2024).rank is None
