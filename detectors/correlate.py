@@ -1124,14 +1124,14 @@ class _Correlator:
         if any(f.failure == "rank_hang" for f in fatal) or any(
                 f.role is Role.CAUSE and not f.data.get("weak") for f in fatal):
             return []
-        stops = [f for f in fatal if f.failure == "launcher_teardown" and f.data.get("signal") and f.time is not None
-                 and f.rank is None]
+        signalled = [f for f in fatal if f.failure == "launcher_teardown" and f.data.get("signal") and f.rank is None]
+        stops = [f for f in signalled if f.time is not None]
         ranks = {k: rs for k, rs in self.st.ranks.items() if rs.samples}
-        if not stops or not ranks or sum(len(rs.samples) for rs in ranks.values()) < STALL_MIN_LINES:
-            return []
+        clocked = (bool(ranks) and sum(len(rs.samples) for rs in ranks.values()) >= STALL_MIN_LINES
+                   and all(rs.samples[-1].time is not None for rs in ranks.values()))
+        if not clocked or not stops:
+            return self._stopped_unjudged(signalled, ranks, clocked)
         stop = min(stops, key=lambda f: f.order)
-        if any(rs.samples[-1].time is None for rs in ranks.values()):
-            return self._stopped_unclocked(stops, ranks)
         last = max(rs.samples[-1].time for rs in ranks.values() if rs.samples[-1].time is not None)
         gaps = sorted(b - a for rs in ranks.values()
                       for a, b in itertools.pairwise(s.time for s in rs.samples if s.time is not None) if b > a)
@@ -1164,23 +1164,37 @@ class _Correlator:
             return lows[0] if len(lows) == 1 else None
         return None
 
-    def _stopped_unclocked(self, stops: list[Finding], ranks: dict[RankKey, RankState]) -> list[Finding]:
-        """The launcher received SIGTERM or SIGINT from outside (``Received 15 death signal``,
-        ``SignalException: ... got signal: 2``) in the middle of training, no rank had failed,
-        and the metric lines carry no clock to tell how long they had been silent. Jobs are
-        stopped from outside mid-run when they stop making progress (or when a scheduler's limit
-        runs out, which says so in its own line and is left to it): a ``warning`` rank_hang, the
-        rank whose last line was behind the others' named when there is one."""
-        received = [f for f in stops if "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.")
-                    in _OUTSIDE_STOPS]
-        if not received or self.st.trained_to_end:
+    def _stopped_unjudged(self, signalled: list[Finding], ranks: dict[RankKey, RankState],
+                          clocked: bool) -> list[Finding]:
+        """The job was stopped from outside: its launcher received SIGTERM or SIGINT (``Received
+        15 death signal``, ``SignalException: ... got signal: 2``) or a process printed a
+        ``KeyboardInterrupt`` traceback (Ctrl-C), no rank had failed, and no clock tells how long
+        the metric lines had been silent (they carry no time, there are too few of them, or the
+        stop has none). Jobs are stopped from outside before their end when they no longer make
+        progress (a scheduler's time limit says so in its own line and is left to it): a
+        ``warning`` rank_hang, naming the rank whose last line was behind the others' if one was.
+        A job that printed its end-of-training summary had not hung; one whose clocked metric
+        lines still came at a timed interrupt was making progress."""
+        received = [f for f in signalled if "pid" not in f.data
+                    and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS]
+        interrupts = [t for t in self.st.teardowns if t.data.get("interrupted")]
+        if (not received and not interrupts) or self.st.trained_to_end:
             return []
-        stop = min(received, key=lambda f: f.order)
+        if clocked and any(self._progressing_at(t.time) for t in interrupts if t.time is not None):
+            return []
+        for t in interrupts:
+            frames = decode_frames(t.data["frames"]) if t.data.get("frames") else None
+            if frames and not is_launcher(frames) and classify(frames).kind in (Where.CODE, Where.IO):
+                return []  # interrupted while it computed or wrote: it was running, not stuck
+        evidence: list[Source] = []
+        if ranks:
+            evidence.append(max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source)
+        first = min([(f.order, f.evidence[0], f.time) for f in received if f.evidence]
+                    + [(int(t.data.get("order", 0) or 0), t.source, t.time) for t in interrupts], key=lambda x: x[0])
+        evidence.append(first[1])
         behind = self._behind(ranks)
-        src = max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source
-        return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, stop.time,
-                             [src, stop.evidence[0]], severity="warning",
-                             rank_from="progress" if behind is not None else None,
+        return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, first[2],
+                             evidence, severity="warning", rank_from="progress" if behind is not None else None,
                              stopped_from_outside=True, unclocked=True)]
 
     def _timeout_stacks(self, fatal: list[Finding]) -> tuple[int, str] | None:
@@ -1632,9 +1646,9 @@ class _Correlator:
             lines.append("Find the rank that did not get as far as the others (its last line, or py-spy dump on each "
                          "rank); NCCL_DEBUG=INFO shows which connection set-up did not complete.")
         elif failure == "rank_hang" and d.get("stopped_from_outside") and d.get("unclocked"):
-            lines.append("The job was stopped from outside (SIGTERM or SIGINT to its launcher) in the middle of training, "
-                         "with no error from any rank and no end-of-training summary. Its metric lines carry no time, so "
-                         "how long they had been silent cannot be read: if it was stopped because it no longer made "
+            lines.append("The job was stopped from outside (SIGTERM or SIGINT to its launcher, or Ctrl-C) before its end, "
+                         "with no error from any rank and no end-of-training summary. No clock in these lines measures "
+                         "how long they had been silent: if it was stopped because it no longer made "
                          "progress, it had hung with no error and no timeout (a collective's timeout longer than the "
                          "wait); if a scheduler's limit or a person stopped a job that was still training, this is no "
                          "failure.")

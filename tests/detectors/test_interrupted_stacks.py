@@ -100,8 +100,9 @@ def test_one_process_interrupted_in_its_own_code_is_no_hang() -> None:
     assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
 
 
-def test_the_launchers_own_wait_says_nothing_about_its_workers() -> None:
-    # mp.spawn's parent interrupted in its join loop (holdout18 g18-058): it always waits there
+def test_the_launchers_own_wait_names_none_of_its_workers() -> None:
+    # mp.spawn's parent interrupted in its join loop (holdout18 g18-058): it always waits there,
+    # so its stack names no rank; the Ctrl-C itself, with no clock on it, is a stop from outside
     lines = ["rank=1 | Epoch 0 [75/100] loss 1.1104", "Traceback (most recent call last):",
              '  File "/tmp/j58/train.py", line 29, in <module>', "    mp.spawn(worker, args=(4,), nprocs=4, join=True)",
              f'  File "{_SITE}/torch/multiprocessing/spawn.py", line 140, in join',
@@ -109,7 +110,8 @@ def test_the_launchers_own_wait_says_nothing_about_its_workers() -> None:
              '  File "/usr/lib/python3.11/multiprocessing/connection.py", line 947, in wait',
              '  File "/usr/lib/python3.11/selectors.py", line 415, in select',
              "    fd_event_list = self._selector.poll(timeout)", "KeyboardInterrupt"]
-    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity, top.rank, top.data.get("stacks")) == ("rank_hang", "warning", None, None)
 
 
 def _timed_out(rank: int, fn: str, line: int) -> list[str]:
@@ -162,9 +164,11 @@ def test_a_job_stopped_while_its_lines_still_came_is_no_hang() -> None:
     assert top.failure != "rank_hang"
 
 
-def test_a_stop_with_too_few_timed_lines_to_judge_is_no_hang() -> None:
+def test_a_stop_with_too_few_timed_lines_to_judge_is_a_warning_naming_no_rank() -> None:
+    # one metric line is no cadence to measure the silence by: a stop from outside, unjudged
     lines = ["2026-12-06 03:28:00,398 INFO [rank=0] train.py:21 step 0 loss=1.1", *_sigterm("03:50:21")]
-    assert engine_verdict(lines)[0].failure != "rank_hang"
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity, top.rank, top.data["unclocked"]) == ("rank_hang", "warning", None, True)
 
 
 def test_a_rank_interrupted_inside_the_collective_loggers_wrapper_waits_in_the_collective() -> None:

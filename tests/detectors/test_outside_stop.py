@@ -49,5 +49,19 @@ def test_a_job_that_printed_its_end_of_training_summary_had_not_hung() -> None:
     assert all(i.failure != "rank_hang" for i in engine_verdict([*_metrics({0: 27, 1: 27}), *summary, *_stop(15)]))
 
 
-def test_too_few_metric_lines_say_nothing() -> None:
-    assert all(i.failure != "rank_hang" for i in engine_verdict([*_metrics({0: 6, 1: 3}), *_stop(15)]))
+def test_a_ctrl_c_before_any_metric_line_is_a_hang_at_warning() -> None:
+    # open-mmlab/mmdetection (corpus holdout22 h22b-003): 'load checkpoint', then nothing until
+    # Ctrl-C; torch 1.10's agent logs through the stdlib logger, with no time on its lines
+    lines = ["2021-11-21 09:34:37,477 - mmdet - INFO - load checkpoint from http path: https://download.openmmlab.com/x.pth",
+             "^CWARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers",
+             "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4006362 closing signal SIGINT",
+             "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4006363 closing signal SIGINT"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
+
+
+def test_one_process_interrupted_while_it_computed_was_running() -> None:
+    lines = [*_metrics({0: 27}), "Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
+             "    out = model(x)", '  File "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+             "    return forward_call(*args, **kwargs)", "KeyboardInterrupt"]
+    assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
