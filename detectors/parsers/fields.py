@@ -30,7 +30,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
              "avg loss", "mean_loss", "loss_value", "cross_entropy", "cross entropy", "cross-entropy", "crossentropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
              "cost",  # the loss under its optimisation name: Marian's "Cost 87.32", Theano-era "Cost  25.91"
-             "l1"),  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
+             "l1",  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
+             # a likelihood model's loss, its negative log-likelihood, per dimension in bits (flows,
+             # VAEs, autoregressive image models: SurVAE's "Bits/dim: 9.041", Glow's "bpd")
+             "bits/dim", "bits per dim", "bits_per_dim", "bpd", "nll"),
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total"),
     # a rank's own gradient norm before the all-reduce, and the reduced one, printed as such (a loop

@@ -251,6 +251,24 @@ def test_l1_is_a_loss_key_only_as_a_word_with_a_value() -> None:
         assert "loss" not in extract(line), line
 
 
+# a likelihood model's loss is its negative log-likelihood in bits per dimension
+# https://github.com/didriknielsen/survae_flows/issues/20 (corpus holdout22 h22a-013)
+_SURVAE = ["Training. Epoch: 1/10, Datapoint: 64/50000, Bits/dim: 9.041",
+           "Training. Epoch: 1/10, Datapoint: 128/50000, Bits/dim: 8.964",
+           "Training. Epoch: 1/10, Datapoint: 192/50000, Bits/dim: 8.857",
+           "Training. Epoch: 1/10, Datapoint: 256/50000, Bits/dim: 8.664",
+           "Training. Epoch: 1/10, Datapoint: 320/50000, Bits/dim: 1161562190115273424502784.000",
+           "Training. Epoch: 1/10, Datapoint: 384/50000, Bits/dim: 2037414059903604804812800.000"]
+
+
+def test_bits_per_dim_and_nll_are_the_loss() -> None:
+    assert extract(_SURVAE[0])["loss"] == 9.041
+    assert extract("Epoch 3 | bpd 3.412 | lr 1e-3")["loss"] == 3.412
+    assert extract("iter 200: nll=2.817, kl=0.33")["loss"] == 2.817
+    assert [i["failure"] for i in _incidents(_SURVAE)][:1] == ["loss_spike"]
+    assert _alerting(_SURVAE[:4]) == []
+
+
 # a gradient-clipping report names the norm beside the threshold the run clips to
 # icefall's ScaledAdam (ZipVoice): a max norm 24x the threshold, then whole updates scaled down
 # https://github.com/k2-fsa/ZipVoice/issues/49
