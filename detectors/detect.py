@@ -763,6 +763,9 @@ class JobState:
         src = detail.evidence[0]
         for prev in itertools.islice(reversed(self.findings), 1, 6):
             p = prev.evidence[0] if prev.evidence else None
+            proc = detail.data.get("nccl_proc")
+            if proc is not None and proc == prev.data.get("nccl_proc"):
+                continue  # the same process's own return-code chain below its WARN: no job-wide detail
             if (p is not None and p.path == src.path and 0 < src.line - p.line <= BLOCK_LINES + 1
                     and prev.failure == detail.failure and prev.role is Role.CAUSE and prev.rank is not None):
                 prev.data["reported_by"] = prev.rank

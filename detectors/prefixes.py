@@ -56,7 +56,7 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
 _MPI_TS = re.compile(r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>[A-Z][a-z]{2}) {1,2}(?P<d>\d{1,2}) "
                      r"(?P<hms>\d\d:\d\d:\d\d) (?P<y>\d{4})(?=\[(?:\d+,)?\d+\]<(?:stdout|stderr|stddiag)>:)")
-_RAY = re.compile(r"\(\w+ pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\d.:a-fA-F]+))?\) ")
+_RAY = re.compile(r"\((?:\w+ )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\d.:a-fA-F]+))?\) ")
 _STREAM = re.compile(r"(?:stderr|stdout): ")
 # Determined AI's task logs: "[2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || " (time, the
 # container's short id, the worker's global rank)

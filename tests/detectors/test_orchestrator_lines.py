@@ -55,6 +55,36 @@ def test_a_workers_line_takes_its_rank_from_the_pid_table() -> None:
     assert _incidents([*_TABLE_45799, f"(RayTrainWorker pid=16730) {_ERR}"]) == [("rank_exception", 1)]
 
 
+# Ray 1.x relayed a worker's lines behind "(pid=N)" alone, no actor name; NCCL's tree line of that
+# process names its communicator rank, and the same process's return-code chain under its WARN is
+# no job-wide detail (https://github.com/ray-project/ray/issues/16979, corpus holdout22 h22b-015)
+_RAY1_P2P = [
+    "RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1607370116979/work/torch/lib/c10d/ProcessGroupNCCL.cpp:784, "
+    "unhandled cuda error, NCCL version 2.7.8",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO Trees [0] -1/-1/-1->3->2|2->3->-1/-1/-1 "
+    "[1] -1/-1/-1->3->2|2->3->-1/-1/-1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO Channel 00 : 3[b0] -> 0[80] via P2P/IPC",
+    "(pid=34272) ",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : "
+    "217 peer access is not supported between these two devices",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO transport.cc:68 -> 1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO init.cc:766 -> 1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO group.cc:73 -> 1 [Async thread]",
+    "(pid=34275) dev-duanjiangfei-ap0:34275:34567 [0] NCCL INFO Trees [0] 2/-1/-1->1->0|0->1->2/-1/-1",
+]
+
+
+def test_ray_1s_bare_pid_prefix_and_a_process_own_return_codes() -> None:
+    from detectors.prefixes import split_prefixes
+
+    p = split_prefixes(_RAY1_P2P[4], 2021)
+    assert (p.pid, p.host, p.body[:9]) == (34272, "dev-duanjiangfei-ap0", "NCCL WARN")
+    assert split_prefixes("(pid=34272, ip=10.0.0.3) epoch 1", 2021).body == "epoch 1"
+    rep = build_report(fed_state(_RAY1_P2P))
+    top = rep["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"], top["initiator"]["inferred"]) == ("nccl_error", 3, True)
+
+
 def test_a_pid_on_two_nodes_is_read_only_with_its_ip() -> None:
     lines = [*_TABLE_45799, f"(RayTrainWorker pid=429, ip=10.114.131.89) {_ERR}",
              f"(RayTrainWorker pid=429, ip=10.114.141.217) {_ERR}", f"(RayTrainWorker pid=429) {_ERR}"]
