@@ -187,6 +187,15 @@ class _Correlator:
                 t0 = loss_bad[0][1].time
                 same = loss_bad[:1] + [kr for kr in loss_bad[1:] if t0 is not None and kr[1].time is not None
                                        and abs(kr[1].time - t0) <= SAME_STEP_S]
+                if t0 is None:
+                    # no step and no clock: ranks whose first non-finite loss sits on the lines right
+                    # below the first one's (a per-rank table's rows, one console's interleaved lines)
+                    # went bad at the same point as far as the log can tell; their order is the printer's
+                    same = loss_bad[:1]
+                    for kr in loss_bad[1:]:
+                        last = same[-1][1].source
+                        if kr[1].time is None and kr[1].source.path == last.path and 0 < kr[1].source.line - last.line <= 2:
+                            same.append(kr)
             earlier_grad = [kr for kr in grad_bad if first_step is not None and kr[1].step is not None and kr[1].step < first_step]
             # only one rank prints metrics in a multi-rank job (rank-zero-only logging): its
             # loss says nothing about which rank went bad first

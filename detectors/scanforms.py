@@ -27,7 +27,7 @@ FORMS: dict[str, ScanForm] = {
     # h19a-033); the narrower alternative beside it is found (tests/detectors/test_scanner.py checks
     # every real log)
     "table.header": ScanForm(sure=(
-        r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
+        r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
         r"\| *(?i:loss) *\|",
     )),
     # NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d): the INFO alternative ends in ":<line> -> <code>"

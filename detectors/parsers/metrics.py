@@ -382,6 +382,7 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
 # tables, markdown tables printed by training scripts): the rows alone hold only numbers
 _CELLS = re.compile(r"\s*[│┃|]\s*")
 _COUNTER_CELL = re.compile(r"\d{1,9}/\d{1,9}")
+_WORD_CELL = re.compile(r"[A-Za-z]{1,8}")
 _UNIT_CELL = re.compile(r"\d{1,12}(?:\.\d{1,12})? ?(?:[a-zA-Z]{1,4}(?:/s)?|%)")  # "0.2s", "812ms", "3.1GB", "45%", "1.2k/s"
 _HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
 # a column naming the process each row is from (a script's per-rank CSV or table: "rank,step,loss,...")
@@ -425,8 +426,11 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         if empty_ok and not cell:
             continue
         v = parse_number(cell)
-        if v is None and key is None and (_COUNTER_CELL.fullmatch(cell) or _UNIT_CELL.fullmatch(cell)):
-            continue  # a column the table does not know holding a counter ("15/60" batches) or a measure ("0.2s")
+        if v is None and key is None and (_COUNTER_CELL.fullmatch(cell) or _UNIT_CELL.fullmatch(cell)
+                                          or (not empty_ok and _WORD_CELL.fullmatch(cell))):
+            # a column the table does not know holding a counter ("15/60" batches), a measure ("0.2s")
+            # or a word (a per-rank table's "finite: yes / NO", "ok")
+            continue
         if v is None or (empty_ok and not _CSV_ROW_CELL.fullmatch(cell)):
             return False  # not a row of numbers: another table, another file's text
         if key is not None and key not in values:
@@ -665,7 +669,7 @@ RULES = [
     Rule("bare.nan", r"^[ \t]*[-+]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff])[ \t]*$", _bare_nan),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
     # multi-byte characters would be a class of their bytes)
-    Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|loss|train[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
+    Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
          _table_header),
     Rule("table.row", r"(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)[0-9.eE+ -]{0,30}(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)", _table_row),
     # (no spaces in a header cell: "Epoch 1, Batch 5, Loss 2.3" is a metric line, not a header)

@@ -58,6 +58,25 @@ def test_a_table_header_names_the_columns_of_its_rows() -> None:
     assert samples(["step 10 | loss 2.3 | grad_norm 1e-4"], rank=None) == [(10, {"loss": 2.3, "grad_norm": 0.0001})]
 
 
+def test_a_per_rank_table_names_each_rows_process() -> None:
+    # a Fabric job printing one rich table per epoch (rank 0 gathers every rank's mean loss), with a
+    # column of words beside the numbers (corpus holdout22 g22b-012)
+    def table(epoch: int, losses: list[str]) -> list[str]:
+        return [f"           epoch {epoch}           ", "┏━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┓",
+                "┃ rank ┃ mean loss ┃ finite ┃", "┡━━━━━━╇━━━━━━━━━━━╇━━━━━━━━┩",
+                *(f"│ {r}    │ {v:>9} │ {'yes' if v != 'nan' else 'NO':<6} │" for r, v in enumerate(losses)),
+                "└──────┴───────────┴────────┘"]
+
+    lines = table(2, ["0.0891", "0.0959", "0.0942"]) + table(3, ["nan", "nan", "nan"])
+    st = fed_state(lines, "console.log")
+    assert sorted((k[1], len(rs.samples)) for k, rs in st.ranks.items() if k is not None) == [(0, 2), (1, 2), (2, 2)]
+    # every rank's row went non-finite in one table: no rank went first, as far as the lines tell
+    top = incidents(st)[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", None)
+    one = table(2, ["0.0891", "0.0959", "0.0942"]) + table(3, ["0.0712", "nan", "0.0733"])
+    assert [(i.failure, i.rank) for i in incidents(fed_state(one, "console.log"))][:1] == [("nonfinite_loss", 1)]
+
+
 def test_deepspeed_scales_in_scientific_notation_and_a_move_told_twice() -> None:
     ovf = ("[2026-12-03 14:44:36,879] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping "
            "step. Attempted loss scale: 1.04858e+06, reducing to 524288")

@@ -189,3 +189,15 @@ def test_non_finite_grad_norms_in_a_late_epoch_are_no_start_up_calibration() -> 
              "grad_norm: nan" for i in range(3)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.severity) == ("nonfinite_loss", "critical")
+
+
+def test_apexs_overflow_line_without_the_scaler_id() -> None:
+    # a scaler written after apex's prints its line with no scaler number (corpus holdout22 g22b-026:
+    # a Lightning job's own fp16 callback, "[fp16] step 6: Gradient overflow. Skipping step, loss scaler
+    # reducing loss scale to 131072")
+    from detectors.model import EventKind
+    from tests.helpers import engine_events
+
+    line = "[fp16] step 6: Gradient overflow. Skipping step, loss scaler reducing loss scale to 131072"
+    (ev,) = [e for e in engine_events([line]) if e.kind is EventKind.MATCH]
+    assert (ev.failure, ev.data.get("to_scale")) == ("fp16_overflow_skips", "131072")
