@@ -103,3 +103,13 @@ def test_a_benchmark_that_printed_its_results_ran() -> None:
 def test_nccls_version_line_is_set_up_not_a_metric_line() -> None:
     lines = [line for line in _LIGHTNING if "NCCL version" not in line]
     assert _incidents([*lines, "NCCL version 2.21.5+cuda12.4"], ended=True) == [("rank_hang", "info", None)]
+
+
+def test_paddles_nccl_context_line_gives_the_world() -> None:
+    # PaddlePaddle/Knover#82 (corpus holdout22 h22b-006): two nodes connect, the NCCL context comes
+    # up with four ranks, the worker says training starts, and nothing follows
+    lines = ["W0918 15:42:08.324882 21635 nccl_context.cc:142] Socket connect worker 10.130.17.157:6070 failed, "
+             "try again after 12 seconds.",
+             "I0918 15:42:20.325516 21635 nccl_context.cc:189] init nccl context nranks: 4 local rank: 0 gpu id: 0 ring id: 0",
+             "Training is start."]
+    assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
