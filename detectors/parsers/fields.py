@@ -51,6 +51,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # (Kaldi-lineage speech toolkits call the held-out set "cv": WeNet's "cv_loss", CAT's "mean_cv_loss")
     "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss",
                   "cv_loss", "cv loss", "mean_cv_loss"),
+    # a log-likelihood the run maximises (Kaldi/EESEN's CTC "Obj(log[Pzx]) = -8.45"): read as the
+    # loss it stands for, its negative (see _close)
+    "loglik": ("log_likelihood", "log likelihood", "log-likelihood", "loglikelihood", "loglik", "obj(log[pzx])"),
     # a perplexity is exp(cross-entropy): read as the loss it stands for (ln ppl, see _records)
     "ppl": ("ppl", "perplexity", "train_ppl", "train_perplexity"),
     "eval_ppl": ("validation perplexity", "validation ppl", "valid perplexity", "valid ppl", "val ppl",
@@ -256,6 +259,9 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
     eval_ppl = out.pop("eval_ppl", None)
     if eval_ppl is not None and "eval_loss" not in out and not math.isinf(eval_ppl):
         out["eval_loss"] = math.log(eval_ppl) if eval_ppl == eval_ppl else math.nan
+    loglik = out.pop("loglik", None)
+    if loglik is not None and "loss" not in out and not parts:
+        out["loss"] = -loglik  # the negative log-likelihood: the loss the objective stands for
     ppl = out.get("ppl")
     if ppl is not None and "loss" not in out and not parts and not math.isinf(ppl):
         # (an infinite perplexity is exp() overflowing: the loss is beyond 709 nats, not infinite)

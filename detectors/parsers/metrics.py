@@ -35,7 +35,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 _TRIGGER = (
     r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|[Ll]oss [Tt]otal|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
     # the loss under its own name: a cross-entropy, or its exponential, the perplexity
-    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL)['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
+    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL|[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\))['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
     # a loss component named after the loss ("loss_rpn_cls: 156.29", mmdet)
@@ -90,7 +90,8 @@ def _scope(body: str, values: dict[str, float]) -> str:
 _QUOTED_KEY = re.compile(r"""['"][\w/.-]{1,40}['"]\s{0,4}:""")  # a JSON / dict key: explicit
 _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
 # "loss: 0.81", "train_loss_step=2.31" (a bar's postfix), "loss/train/total: 7.1", "loss_-4.06"
-_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS|L1)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)")
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS|L1)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)"
+                         r"|(?:[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\))\s{0,2}[:=]")
 
 
 # a bracketed number leading the message, before its keys: the step ("[6] loss=nan, ..." from

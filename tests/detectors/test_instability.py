@@ -269,6 +269,23 @@ def test_bits_per_dim_and_nll_are_the_loss() -> None:
     assert _alerting(_SURVAE[:4]) == []
 
 
+# a log-likelihood the run maximises is read as its negative, the loss (EESEN's CTC objective on
+# TED-LIUM, srvk/eesen#73, corpus holdout21 h21c-018: -8.7 per frame, then -8.6e+29)
+_EESEN = [f"VLOG[1](train-ctc-parallel:EvalParallel%28%29:ctc-loss.cc:182) After {n} sequences ({h}Hr): "
+          f"Obj(log[Pzx]) = {v}   TokenAcc = {a}%"
+          for n, h, v, a in ((62000, "33.1789", "-8.45854", "97.4986"), (63000, "34.1167", "-8.56525", "97.4942"),
+                             (64000, "35.0689", "-8.71485", "97.4921"), (65000, "36.0363", "-8.6e+29", "19.0128"),
+                             (66000, "37.0192", "-1e+30", "4.44885"))]
+
+
+def test_a_log_likelihood_objective_is_the_negative_loss() -> None:
+    assert extract(_EESEN[0])["loss"] == 8.45854
+    assert extract("epoch 3 | log_likelihood: -123.4")["loss"] == 123.4
+    assert extract("iter 5 loss 2.0 loglik -3.1")["loss"] == 2.0  # the loss itself, when the line has one
+    assert [i["failure"] for i in _incidents(_EESEN)][:1] == ["loss_spike"]
+    assert _alerting(_EESEN[:3]) == []
+
+
 # a gradient-clipping report names the norm beside the threshold the run clips to
 # icefall's ScaledAdam (ZipVoice): a max norm 24x the threshold, then whole updates scaled down
 # https://github.com/k2-fsa/ZipVoice/issues/49
