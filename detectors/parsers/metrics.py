@@ -383,7 +383,7 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
 # tables, markdown tables printed by training scripts): the rows alone hold only numbers
 _CELLS = re.compile(r"\s*[│┃|]\s*")
 _COUNTER_CELL = re.compile(r"\d{1,9}/\d{1,9}")
-_WORD_CELL = re.compile(r"[A-Za-z]{1,8}")
+_WORD_CELL = re.compile(r"(?i:yes|no|y|n|true|false|ok|fail(?:ed)?|pass(?:ed)?)")  # a flag column: "finite: yes / NO"
 _UNIT_CELL = re.compile(r"\d{1,12}(?:\.\d{1,12})? ?(?:[a-zA-Z]{1,4}(?:/s)?|%)")  # "0.2s", "812ms", "3.1GB", "45%", "1.2k/s"
 _HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
 # a column naming the process each row is from (a script's per-rank CSV or table: "rank,step,loss,...")
@@ -430,7 +430,7 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         if v is None and key is None and (_COUNTER_CELL.fullmatch(cell) or _UNIT_CELL.fullmatch(cell)
                                           or (not empty_ok and _WORD_CELL.fullmatch(cell))):
             # a column the table does not know holding a counter ("15/60" batches), a measure ("0.2s")
-            # or a word (a per-rank table's "finite: yes / NO", "ok")
+            # or a flag (a per-rank table's "finite: yes / NO"); any other word is another text's row
             continue
         if v is None or (empty_ok and not _CSV_ROW_CELL.fullmatch(cell)):
             return False  # not a row of numbers: another table, another file's text
