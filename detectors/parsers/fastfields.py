@@ -88,7 +88,7 @@ def _derive() -> re.Pattern[str] | None:
     pattern = src.pattern
     keys = sorted(fields._LOOKUP, key=len, reverse=True)
     alts = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in keys)
-    if alts == fields._ALTS and f"(?P<key>{alts})" in pattern and all(re.fullmatch(r"[a-z0-9 /]+", k) for k in keys):
+    if alts == fields._ALTS and f"(?P<key>{alts})" in pattern and all(re.fullmatch(r"[a-z0-9 /()\[\]]+", k) for k in keys):
         pattern = pattern.replace(f"(?P<key>{alts})", f"(?P<key>{trie_regex(keys, '[ _-]')})", 1)
     # the namespaces: "(?P<evns>eval|val|…)[/._-]" and "(?:(?:train|…)[/._-])"
     # (only before a separator that no word continues with: then at most one word of a chain fits)
