@@ -361,7 +361,7 @@ class LogParser:
 
 # a line of one process glued to the end of another's (no newline between two processes' writes
 # to one pipe): a rank tag right after a value's last character starts the second line
-_GLUED_RANK = re.compile(r"(?:(?<=\d)|(?<=nan)|(?<=inf))(?=(?:rank|Rank|RANK)[=:]?\d{1,6}\s|\[(?:rank|default)\d{1,6}\]:)")
+_GLUED_RANK = re.compile(r"(?:(?<=\d)|(?<=nan)|(?<=inf))(?=(?:rank|Rank|RANK)[=: ]?\d{1,6}\s|\[(?:rank|default)\d{1,6}\]:)")
 
 
 # a count of none before the matched words: "nan-guard: 0 non-finite losses / 0 inf grads", "no NaN

@@ -25,6 +25,16 @@ def test_a_line_glued_to_another_ranks_line_is_two_lines() -> None:
     assert _samples(["rank=0 step=5 loss=6.2964rank=1 step=5 loss=6.2965"]) == [(0, 5, 6.2964), (1, 5, 6.2965)]
 
 
+def test_a_spaced_rank_column_glued_after_a_value_starts_a_line() -> None:
+    # "rank N | epoch E | train loss X" printed by four torchrun workers (corpus holdout22 g22-023): rank
+    # 3's first NaN is glued to rank 0's finite loss of the same epoch
+    lines = ["rank 0 | epoch 1 | train loss 3.8123rank 3 | epoch 1 | train loss nan",
+             "rank 2 | epoch 1 | train loss 4.0456", "rank 1 | epoch 1 | train loss 3.4548",
+             "rank 0 | epoch 2 | train loss nan", "rank 2 | epoch 2 | train loss nan"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", 3)
+
+
 def test_a_launcher_tag_glued_after_a_value_starts_a_line() -> None:
     assert _samples(["[default0]:step 5 loss 0.51[default1]:step 5 loss 0.52"]) == [(0, 5, 0.51), (1, 5, 0.52)]
 
