@@ -82,6 +82,9 @@ CALM_AFTER_SPIKE = 1  # logged values back near the pre-spike level that make a 
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
 
+_STEP_IN = re.compile(r"\b(?:step|iter(?:ation)?)[ :=#]{0,3}(\d{1,9})\b", re.IGNORECASE)
+
+
 def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:
     """Priority, then a finding that names its rank, then the step clock, time, arrival."""
     step = f.step if f.step is not None else math.inf
@@ -1493,8 +1496,20 @@ class _Correlator:
         """A rank's line that reports a non-finite value ("skip_step ... reason: non-finite grad
         norm") while the same line logs that rank's own loss and own grad norm finite: what it
         saw was the all-reduced value, which every rank prints at that step. It names no rank's
-        own NaN (the rank whose own value went non-finite is found from the samples)."""
-        for f in base:
+        own NaN (the rank whose own value went non-finite is found from the samples).
+
+        The same for a grad-norm report on a line of its own ("[r0] step 43: non-finite grad norm
+        (inf), skipping update") that two or more ranks print at one step: each rank's own metric
+        line of that step, where it logged one, says whether its own norm was finite; a rank that
+        logged none saw what the others saw, the reduced norm."""
+        reports: dict[int, set[int]] = {}
+        own_step: dict[int, int] = {}
+        for i, f in enumerate(base):
+            if (f.failure == "nonfinite_loss" and f.role is Role.CAUSE and f.rank is not None and f.evidence
+                    and "grad" in f.evidence[0].text.lower() and (at := _STEP_IN.search(f.evidence[0].text))):
+                own_step[i] = int(at.group(1))
+                reports.setdefault(own_step[i], set()).add(f.rank)
+        for i, f in enumerate(base):
             if f.failure != "nonfinite_loss" or f.role is not Role.CAUSE or f.rank is None or not f.evidence:
                 continue
             src = f.evidence[0]
@@ -1502,6 +1517,14 @@ class _Correlator:
             if rs is None:
                 continue
             rec = next((r for r in reversed(rs.samples) if r.source.line == src.line and r.source.path == src.path), None)
+            if rec is None and i in own_step and len(reports[own_step[i]]) >= 2:
+                step = own_step[i]
+                rec = next((r for r in reversed(rs.samples) if r.step == step and r.source.path == src.path
+                            and r.data.get("grad_norm") is not None), None)
+                if rec is None:
+                    f.role = Role.COLLATERAL  # no line of its own at that step: the reduced norm it saw
+                    f.data["reduced_view"] = True
+                    continue
             if rec is None:
                 continue
             loss, grad = rec.data.get("loss"), rec.data.get("grad_norm")

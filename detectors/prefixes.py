@@ -70,6 +70,7 @@ _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:
 # lower-case with a hyphenated part holding a digit, or an IPv4 address; "Epoch: ", "RuntimeError: " are not)
 _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}): ")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
+_SHORT_RANK = re.compile(r"\[r(?P<n>\d{1,6})\]:?\s")
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] "
 _USER_RANK = re.compile(r"(?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
 # ... after the level word alone (a format string "%(levelname)s rank%(rank)s: %(message)s")
@@ -343,7 +344,8 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
                         pos = _logger_header(s, m.end(), p)
                     elif s[pos:pos + 1] in ("[", "0", "1", "2") and (m := _TIME_HDR.match(s, pos)):
                         pos = _logger_header(s, m.end(), p)
-        m = _RANK.match(s, pos)  # excepthook prefix after a logger header
+        # excepthook prefix after a logger header, or a user's short "[r1] " tag there ("INFO:train:[r1] ...")
+        m = _RANK.match(s, pos) or (_SHORT_RANK.match(s, pos) if p.level is not None else None)
         if m and p.rank is None:
             p.rank = int(m.group("n"))
             pos = m.end()

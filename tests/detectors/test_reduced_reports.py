@@ -23,3 +23,30 @@ def test_a_report_on_a_line_whose_own_values_are_not_finite_still_names_its_rank
     # rank 0's own local norm non-finite on its report line: its report is its own
     own = [line.replace('"local_grad_norm": 0.9126883149147034', '"local_grad_norm": Infinity') for line in _RECORDS]
     assert _top(own) == ("nonfinite_loss", 0)
+
+
+# the report on a line of its own beside the rank's metric line of that step, with stdlib logging and
+# a short "[rN]" rank tag (a CPU torchrun job of ours, round 17's generated set, corpus g22-018)
+_SEPARATE = [
+    "INFO:train:[r0] step 42 loss 0.5112 local_grad_norm 1.2041 grad_norm 1.1873",
+    "INFO:train:[r1] step 42 loss 0.4397 local_grad_norm 1.1420 grad_norm 1.1873",
+    "INFO:train:[r2] step 42 loss 0.6120 local_grad_norm 1.2158 grad_norm 1.1873",
+    "WARNING:train:[r0] step 43: non-finite grad norm (inf), skipping update",
+    "WARNING:train:[r1] step 43: non-finite grad norm (inf), skipping update",
+    "INFO:train:[r1] step 43 loss 0.3969 local_grad_norm inf grad_norm inf",
+    "WARNING:train:[r2] step 43: non-finite grad norm (inf), skipping update",
+    "INFO:train:[r0] step 43 loss 0.4502 local_grad_norm 1.1907 grad_norm inf",
+    "INFO:train:[r2] step 43 loss 0.5873 local_grad_norm 1.2230 grad_norm inf",
+]
+
+
+def test_a_report_on_its_own_line_is_read_with_the_ranks_metric_line_of_that_step() -> None:
+    assert _top(_SEPARATE) == ("nonfinite_loss", 1)
+
+
+def test_ranks_that_logged_no_metric_line_at_that_step_saw_the_reduced_norm() -> None:
+    # as in g22-018: ranks 0 and 2 print their metric lines every few steps, rank 1 at each bad one
+    assert _top(_SEPARATE[:7]) == ("nonfinite_loss", 1)
+    # and every rank's report with no metric line at all names no rank
+    reports = [line for line in _SEPARATE if "non-finite" in line]
+    assert _top(reports) == ("nonfinite_loss", None)
