@@ -53,7 +53,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
                   "cv_loss", "cv loss", "mean_cv_loss"),
     # a log-likelihood the run maximises (Kaldi/EESEN's CTC "Obj(log[Pzx]) = -8.45"): read as the
     # loss it stands for, its negative (see _close)
-    "loglik": ("log_likelihood", "log likelihood", "log-likelihood", "loglikelihood", "loglik", "obj(log[pzx])"),
+    "loglik": ("log_likelihood", "log likelihood", "log-likelihood", "loglikelihood", "loglik", "obj(log[pzx])",
+               "mean_loglik", "avg_loglik", "mean_log_likelihood", "avg_log_likelihood"),
     # a perplexity is exp(cross-entropy): read as the loss it stands for (ln ppl, see _records)
     "ppl": ("ppl", "perplexity", "train_ppl", "train_perplexity"),
     "eval_ppl": ("validation perplexity", "validation ppl", "valid perplexity", "valid ppl", "val ppl",

@@ -282,6 +282,8 @@ def test_a_log_likelihood_objective_is_the_negative_loss() -> None:
     assert extract(_EESEN[0])["loss"] == 8.45854
     assert extract("epoch 3 | log_likelihood: -123.4")["loss"] == 123.4
     assert extract("iter 5 loss 2.0 loglik -3.1")["loss"] == 2.0  # the loss itself, when the line has one
+    # a JSON record's mean log-likelihood (a CPU torchrun job of ours, corpus holdout22 g22-009)
+    assert extract('{"ts": 1796593648.839, "rank": 0, "step": 3, "mean_loglik": -1.55264, "lr": 0.05}')["loss"] == 1.55264
     assert [i["failure"] for i in _incidents(_EESEN)][:1] == ["loss_spike"]
     assert _alerting(_EESEN[:3]) == []
 
