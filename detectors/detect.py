@@ -54,6 +54,7 @@ ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion what
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
 # trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
 ABSURD_LOSS = 1e12
+DRIFT_FACTOR = 10.0  # a learned loss drifting back up to 10x its best, gradually (RankState._drifting)
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
 # a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
 # entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
@@ -894,7 +895,7 @@ class JobState:
                 hit = rise > (big - 1) * size
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
                 hit = (self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
-                       or self._climbing(st, rec, v))
+                       or self._climbing(st, rec, v) or self._drifting(st, v))
             elif not hit and metric == "loss" and n >= 3 and not unkeyed:
                 # a short excerpt (a few epoch lines): only a walk back far past its best counts
                 hit = self._diverged(st, v)
@@ -1016,6 +1017,31 @@ class JobState:
         # (a restart, an epoch's own bar) is no reason to doubt a climb by even steps
         return not known or min(known) > EARLY_STEPS
         return True
+
+    @staticmethod
+    def _drifting(st: RankState, v: float) -> bool:
+        """A loss that had come down to a small fraction of where the window starts and has since
+        drifted back up, gradually: this value and the 4 before it all at least
+        ``DRIFT_FACTOR`` times the window's best, the best at most a fifth of the window's first
+        values (the run had learned), 12+ values since the best with most moves upward, and no
+        single move more than half the climb (not one jump: the spike rules judge those). A small
+        loss walking back up this way is a model unlearning (a learning rate too high for where it
+        now is) long before any value is large in absolute terms (``_diverged`` needs +1.0)."""
+        prev = [x for r in st.samples if (x := r.data.get("loss")) is not None and math.isfinite(x)]
+        if len(prev) < 20:
+            return False
+        seq = [*prev, v]
+        i = min(range(len(seq)), key=seq.__getitem__)
+        best = seq[i]
+        after = seq[i:]
+        if best <= 0 or len(after) < 12 or min(seq[-5:]) < DRIFT_FACTOR * best:
+            return False
+        if best > 0.2 * sorted(seq[:5])[2]:
+            return False
+        moves = [b - a for a, b in itertools.pairwise(after)]
+        if sum(m > 0 for m in moves) < 0.6 * len(moves):
+            return False
+        return max(moves) <= 0.5 * (sorted(seq[-5:])[2] - best)
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:
