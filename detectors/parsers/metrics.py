@@ -679,7 +679,8 @@ RULES = [
     Rule("table.csv_row", r"^[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
          _csv_row, on_raw=True),
     # a plain table's header starts with its clock column; its rows are numbers only
-    Rule("table.plain_header", r"^[ \t]*(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
+    # (or with the process's column first: "rank\tstep\tloss\tacc", a per-rank TSV)
+    Rule("table.plain_header", r"^[ \t]*(?i:rank[ \t]+)?(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
          on_raw=True),
     Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*"
                             r"|\[[0-9naif.eE+, \t-]{0,400}\]))+[ \t]*\r?$",

@@ -254,6 +254,15 @@ def test_header_names() -> None:
     assert _plain_header_cols("epoch loss") == ("epoch", "loss")
 
 
+def test_a_plain_per_rank_table_names_each_rows_process() -> None:
+    # a per-rank TSV whose first column is the rank (a CPU torchrun job of ours, corpus holdout22
+    # g22-030: rank 2 never printed step 40, the job was stopped ten minutes later)
+    rows = [f"{r}\t{s}\t1.0{s:02d}\t0.31" for s in (30, 35) for r in (0, 2, 1)] + ["0\t40\t1.1706\t0.31",
+                                                                                  "1\t40\t1.3002\t0.31"]
+    st = fed_state(["rank\tstep\tloss\tacc", *rows])
+    assert sorted((k[1], rs.last_step) for k, rs in st.ranks.items() if k is not None) == [(0, 40), (1, 40), (2, 35)]
+
+
 def test_rows_far_below_the_header_are_not_its_rows() -> None:
     lines = [_SKORCH_851[0], *["some other output"] * (PLAIN_TABLE_GAP + 1), "      7           nan           nan  0.0248"]
     assert _samples(lines) == []
