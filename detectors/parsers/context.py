@@ -40,7 +40,10 @@ _DS_OPT = re.compile(r"Creating (?:(?P<fp16>fp16) (?:unfused )?optimizer with (?
 _DTYPE = re.compile(r"(?:params_dtype\s*\.*\s*|using )(?P<v>torch\.(?:half|float16|bfloat16|float32|float))\b")
 _SCALING = re.compile(r"(?:loss_scaling|grad_scaler|use_grad_scaler|dynamic_loss_scale)['\"]?\s*[=:]\s*['\"]?(?P<v>true|false|True|False|on|off|1|0)\b")
 _WORLD = re.compile(
+    # (Coqui's Trainer prints "| > Num. of GPUs: 4" and runs DDP on all of them; TensorFlow's
+    # distribution-strategy examples print "Number of devices: 2", the replicas in sync)
     r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:|GPU number:"
+    r"|Num\. of GPUs|^Number of devices"
     r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)\s*+[=:]?\s*+(?P<v>\d+)"
 )
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
@@ -168,7 +171,7 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.nccl_tests_row",

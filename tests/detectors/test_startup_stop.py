@@ -113,3 +113,17 @@ def test_paddles_nccl_context_line_gives_the_world() -> None:
              "I0918 15:42:20.325516 21635 nccl_context.cc:189] init nccl context nranks: 4 local rank: 0 gpu id: 0 ring id: 0",
              "Training is start."]
     assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
+
+
+def test_a_trainers_device_count_gives_the_world() -> None:
+    # coqui-ai/Trainer#148 (corpus h19b-024): Coqui's Trainer prints its environment,
+    # "Using PyTorch DDP", and init_process_group never returns
+    coqui = [" > Training Environment:", " | > Backend: Torch", " | > Current device: 0", " | > Num. of GPUs: 4",
+             " | > Num. of CPUs: 44", " > Using PyTorch DDP"]
+    assert _incidents(coqui, ended=True) == [("rank_hang", "info", None)]
+    assert _incidents([line.replace("GPUs: 4", "GPUs: 1") for line in coqui], ended=True) == []
+    # tensorflow/tensorflow#35878, the MultiWorkerMirroredStrategy example (corpus h19b-010): its replicas in sync
+    tf = ["2020-01-15 19:13:45.016826: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:390] "
+          "Started server with target: grpc://localhost:2000", "Number of devices: 2",
+          "WARNING:tensorflow:ModelCheckpoint callback is not provided. Workers will need to restart training if any fails."]
+    assert _incidents(tf, ended=True) == [("rank_hang", "info", None)]
