@@ -62,6 +62,10 @@ class FileState:
     # an NCCL WARN that a peer dropped the connection: (line, (host, pid), its source); the return
     # codes below it may show it came up through communicator set-up (see exceptions._nccl_chain)
     nccl_peer_warn: tuple[int, tuple[str | None, int | None], Any] | None = None
+    # the last NCCL WARN of any kind, and the last return-code line read as a chain with no WARN:
+    # (line, (host, pid)) each (see exceptions._nccl_chain)
+    nccl_any_warn: tuple[int, tuple[str | None, int | None]] | None = None
+    nccl_bare_chain: tuple[int, tuple[str | None, int | None], bool] | None = None  # (..., read already)
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns

@@ -212,9 +212,28 @@ def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
         # a WARN no fingerprint knows (parse.py clears this when one does): an error only if
         # NCCL returns an error code up the stack right below it
         seg.file.nccl_warn = (seg.source.line, proc, seg.source)
+        seg.file.nccl_any_warn = (seg.source.line, proc)
         return False
     warn = getattr(seg.file, "nccl_warn", None)
     code = _CHAIN_CODE.search(seg.body)
+    if code is not None and pre.host is not None:
+        # a return-code chain with no WARN of its process above it (NCCL_DEBUG=INFO printed only
+        # the codes: "include/net.h:25 -> 2", "transport/net.cc:515 -> 2"): an error once the code
+        # came up out of the first frame into transport / proxy / init / bootstrap / group code
+        # (a lone "include/net.h:19 -> 2" under "Could not find real path of /sys/class/net/eth0"
+        # is a topology lookup NCCL goes on without); read once per chain
+        seen = getattr(seg.file, "nccl_any_warn", None)  # (a FileState pickled by an older version lacks it)
+        last = getattr(seg.file, "nccl_bare_chain", None)
+        quiet = seen is None or seen[1] != proc or not 0 < seg.source.line - seen[0] <= BARE_CHAIN_LINES
+        up = last is not None and last[1] == proc and 0 < seg.source.line - last[0] <= 3
+        read = up and last is not None and last[2]
+        if quiet and up and not read and _UP_FRAME.search(seg.body):
+            seg.emit(EventKind.MATCH, failure="nccl_error", data={
+                "pattern": "NCCL returned an error code up its call stack with no WARN line (file.cc:N -> code)",
+                "nccl_code": int(code.group(1)), "nccl_proc": f"{pre.host}:{pre.pid}"})
+            seg.file.nccl_bare_chain = (seg.source.line, proc, True)
+        else:
+            seg.file.nccl_bare_chain = (seg.source.line, proc, bool(read))
     peer = getattr(seg.file, "nccl_peer_warn", None)
     if (peer is not None and code is not None and peer[1] == proc and 0 < seg.source.line - peer[0] <= SETUP_CHAIN_LINES
             and _SETUP_FRAME.search(seg.body)):
@@ -236,17 +255,23 @@ def _nccl_chain(m: re.Match[str], seg: Segment) -> bool:
 
 def note_peer_warn(failure: str, seg: Segment) -> None:
     """A line of an NCCL process (host:pid) that a fingerprint read as a peer's dropped
-    connection: kept so that its return codes below can show it came up through set-up."""
-    if failure == "peer_connection_lost" and seg.pre.host is not None and seg.pre.pid is not None:
-        seg.file.nccl_peer_warn = (seg.source.line, (seg.pre.host, seg.pre.pid), seg.source)
+    connection: kept so that its return codes below can show it came up through set-up. Any
+    fingerprint's line of such a process is kept as its last report: the return codes below it
+    are that report's, not a chain with no WARN."""
+    if seg.pre.host is not None and seg.pre.pid is not None:
+        seg.file.nccl_any_warn = (seg.source.line, (seg.pre.host, seg.pre.pid))
+        if failure == "peer_connection_lost":
+            seg.file.nccl_peer_warn = (seg.source.line, (seg.pre.host, seg.pre.pid), seg.source)
 
 
 CHAIN_LINES = 6  # the first return-code line comes at most this far below its WARN
+BARE_CHAIN_LINES = 40  # a chain this far below a WARN of its process is that WARN's (not one without any)
 SETUP_CHAIN_LINES = 12  # ... and the set-up frames (bootstrap, init) at most this far
 # an error code (ncclUnhandledCudaError 1 ... ncclRemoteError 6; 0 is success, 7 ncclInProgress)
 # (NCCL 2.3 and older print "INFO file:line -> code" without "NCCL")
 _CHAIN_CODE = re.compile(r"(?:NCCL )?INFO [\w./-]+:\d+ -> ([1-6])\b")
 # a return-code line of communicator set-up: bootstrap.cc / init.cc (init.cu, bootstrap.cu before 2.4)
+_UP_FRAME = re.compile(r"INFO (?:[\w.-]+/)*(?:transport|proxy|init|bootstrap|group|enqueue|net|p2p|shm|channel)[\w.-]*\.c[cu]?:\d+ -> ")
 _SETUP_FRAME = re.compile(r"INFO (?:[\w./-]+/)?(?:bootstrap|init)\.c[cu]?:\d+ -> ")
 
 

@@ -131,3 +131,20 @@ def test_unreachable_store_outranks_the_peers_collective_timeout() -> None:
              "Timeout(ms)=1800000) ran for 1800268 milliseconds before timing out."]
     top = build_report(fed_state(lines, "x.log"))["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
+
+
+def test_a_return_code_chain_with_no_warn_is_an_error_once_it_leaves_its_first_frame() -> None:
+    from tests.helpers import engine_verdict
+
+    # NVIDIA/nccl#697 (corpus holdout22 h22c-014): two nodes over NET/Socket, the proxy thread's
+    # codes only, no WARN line above them
+    chain = ["dgxa100:1050:1315 [0] NCCL INFO Channel 15/0 : 0[90000] -> 1[1000] [send] via NET/Socket/7",
+             "dgxa100:1050:1316 [0] NCCL INFO include/net.h:25 -> 2",
+             "dgxa100:1050:1316 [0] NCCL INFO transport/net.cc:515 -> 2"]
+    assert [(i.failure, i.severity) for i in engine_verdict(chain)][:1] == [("nccl_error", "critical")]
+    # OpenNMT/OpenNMT-py#1606 (corpus h21b-027): a lone code from the topology lookup of a NIC's sysfs
+    # path, which NCCL goes on without
+    lookup = ["sfr-pod-rmeng:435:783 [0] NCCL INFO Could not find real path of /sys/class/net/eth0/device",
+              "sfr-pod-rmeng:435:783 [0] NCCL INFO include/net.h:19 -> 2",
+              "sfr-pod-rmeng:435:783 [0] NCCL INFO Ring 00 : 0 -> 8 [receive] via NET/Socket/0"]
+    assert engine_verdict(lookup) == []
