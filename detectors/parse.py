@@ -307,7 +307,7 @@ class LogParser:
                 data["pattern"] = fr.fp.description
                 if fr.fp.role:
                     data["role"] = fr.fp.role
-                if fr.entry.category == "distributed" and _RETRYING.search(seg.body):
+                if fr.entry.category == "distributed" and not fr.fp.role and _RETRYING.search(seg.body):
                     # a transport error the speaker says it is retrying (a data fetch, a store
                     # connect): a transient, not the job's failure; a later error line is its own
                     data["role"] = "benign"
