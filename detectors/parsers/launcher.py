@@ -258,7 +258,10 @@ _PALS = re.compile(r"^(?P<host>[\w.-]+): rank (?P<rank>\d+) (?:died from signal 
 # when one ends with a non-zero code, names it by its global rank before terminating the rest:
 # "ABORT!!! Out of all 4 trainers, the trainer process with rank=[3] was aborted. Please check its log."
 # (several ranks are listed when they ended in the same poll: "rank=[0, 2]")
-_PADDLE = re.compile(r"ABORT!!! Out of all (?P<n>\d+) trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] was aborted")
+# (a paste cut right after the rank, "rank=[1", still names it when no longer number fits the
+# trainers' count: of 2 trainers, "1" cannot have gone on as "1x")
+_PADDLE = re.compile(r"ABORT!!! Out of all (?P<n>\d+) trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)"
+                     r"(?:(?P<whole>\] was aborted)|\s*$)")
 
 
 def _paddle(m: re.Match[str], seg: Segment) -> bool:
@@ -266,8 +269,10 @@ def _paddle(m: re.Match[str], seg: Segment) -> bool:
     if not pm:
         return False
     ranks = [int(r) for r in pm.group("ranks").replace(" ", "").split(",") if r]
+    if not pm.group("whole") and ranks and ranks[-1] * 10 < int(pm.group("n")):
+        ranks = ranks[:-1] + [-1]  # cut where the number may have gone on: no rank from it
     ev = _exit(seg, 1, "paddle.distributed.launch", trusted=True, world=int(pm.group("n")))
-    if len(ranks) == 1:
+    if len(ranks) == 1 and ranks[0] >= 0:
         ev.rank, ev.rank_from = ranks[0], "launcher"
     return True
 

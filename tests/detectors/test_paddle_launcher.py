@@ -29,6 +29,18 @@ def test_two_trainers_in_one_report_name_no_rank() -> None:
     assert top.rank is None
 
 
+def test_a_report_cut_after_its_rank_still_names_it_when_no_longer_number_fits() -> None:
+    # PaddlePaddle/PaddleOCR#3737 (corpus holdout22 h22c-006): the paste ends at "rank=[1"; of two
+    # trainers the rank cannot have gone on as "1x"
+    cut = ["INFO 2021-08-14 02:14:55,411 launch_utils.py:307] terminate all the procs",
+           "ERROR 2021-08-14 02:14:55,420 launch_utils.py:545] ABORT!!! Out of all 2 trainers, the trainer process "
+           "with rank=[1"]
+    top = engine_verdict(cut)[0]
+    assert (top.failure, top.rank) == ("rank_exception", 1)
+    # of 16 trainers "rank=[1" may have been 1 or 10-15: no rank
+    assert engine_verdict([cut[0], cut[1].replace("all 2 trainers", "all 16 trainers")])[0].rank is None
+
+
 # Paddle >= 2.3's launcher (launch/job/container.py): "Container failed !!!" and then each failed
 # container by its rank, command, exit code and log file (PaddlePaddle/PaddleSeg#3494,
 # 2023, six trainers; the command list is cut here)
