@@ -23,3 +23,16 @@ def test_the_error_above_the_abort_is_the_cause() -> None:
 
 def test_the_word_in_a_sentence_is_quiet() -> None:
     assert engine_verdict([*_STEPS, "INFO: retry policy: Aborted runs are rescheduled (core dumped files are kept)"]) == []
+
+
+def test_glogs_fatal_handler_is_the_process_aborting() -> None:
+    # PaddlePaddle/PaddleDetection#1509 (corpus holdout22 h22c-004): a CUDA kernel launch fails in
+    # Paddle's C++ core, its F-level record, then glog's fatal handler aborts the process
+    lines = [*_STEPS,
+             "W0925 18:05:47.226415 29387 operator.cc:187] elementwise_add raises an exception "
+             "thrust::system::system_error, parallel_for failed: invalid configuration argument",
+             "F0925 18:05:47.226567 29387 exception_holder.h:37] std::exception caught, parallel_for failed: invalid "
+             "configuration argument",
+             "*** Check failure stack trace: ***"]
+    found = engine_verdict(lines)
+    assert [(i.failure, i.severity) for i in found][:1] == [("native_abort", "critical")]
