@@ -270,7 +270,7 @@ def _paddle(m: re.Match[str], seg: Segment) -> bool:
         return False
     ranks = [int(r) for r in pm.group("ranks").replace(" ", "").split(",") if r]
     if not pm.group("whole") and ranks and ranks[-1] * 10 < int(pm.group("n")):
-        ranks = ranks[:-1] + [-1]  # cut where the number may have gone on: no rank from it
+        ranks = [*ranks[:-1], -1]  # cut where the number may have gone on: no rank from it
     ev = _exit(seg, 1, "paddle.distributed.launch", trusted=True, world=int(pm.group("n")))
     if len(ranks) == 1 and ranks[0] >= 0:
         ev.rank, ev.rank_from = ranks[0], "launcher"

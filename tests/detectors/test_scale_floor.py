@@ -191,3 +191,23 @@ def test_a_framework_s_own_overflow_message_mid_run_is_reported() -> None:
              "accuracy=87.9, wps=82565, ups=2.66, wpb=31075.5, bsz=64, num_updates=3600, lr=9e-06, gnorm=3.952, "
              "loss_scale=1399"]
     assert [i.failure for i in engine_verdict(lines)][:1] == ["fp16_overflow_skips"]
+
+
+def test_a_skip_that_keeps_a_high_scale_is_hysteresis_not_a_floor() -> None:
+    # bigscience-workshop/bigscience tr8b-104B chronicles (corpus holdout22 h22a-016): DeepSpeed of
+    # 2022 printed its hysteresis step as "reducing to" the same scale, 2^20, then halved on every
+    # step to 2^15: overflows the run pays for, far above any floor
+    def ovf(t: str, a: str, b: str) -> str:
+        return (f"[2022-01-19 {t},305] [INFO] [stage_1_and_2.py:1644:step] [deepscale] OVERFLOW! Rank 0 Skipping step. "
+                f"Attempted loss scale: {a}, reducing to {b}")
+    def it(n: int, scale: str) -> str:
+        return (f" iteration    {n}/  159576 | consumed samples:      8126688 | elapsed time per iteration (ms): 423042.3 "
+                f"| learning rate: 5.948E-05 | global batch size:  2048 | lm loss: 4.365822E+00 | loss scale: {scale} |")
+    lines = [it(17060, "1048576.0"), it(17061, "1048576.0"), ovf("13:09:13", "1048576.0", "1048576.0"),
+             it(17062, "1048576.0"), ovf("13:16:17", "1048576.0", "524288.0"), it(17063, "524288.0"),
+             ovf("13:23:19", "524288.0", "262144.0"), it(17064, "262144.0"), ovf("13:30:23", "262144.0", "131072.0"),
+             it(17065, "131072.0"), it(17066, "131072.0"), ovf("13:44:28", "131072.0", "65536.0"), it(17067, "65536.0"),
+             ovf("13:51:30", "65536.0", "32768.0"), it(17068, "32768.0")]
+    assert engine_verdict(lines)[0].failure == "fp16_overflow_skips"
+    # the same words at a scale of 1 are a scaler at its floor
+    assert engine_verdict([ovf("13:09:13", "1.0", "1.0"), ovf("13:16:17", "1.0", "1.0")])[0].failure == "loss_scale_collapse"
