@@ -39,3 +39,13 @@ def test_no_route_to_the_peer_is_no_transient() -> None:
     lines = [f"zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying "
              f"({n}/34) after sleep for {n}00 msec" for n in range(30, 35)]
     assert [(i.failure, i.severity) for i in engine_verdict(lines)][:1] == [("nccl_error", "critical")]
+
+
+def test_a_jax_sync_barrier_some_tasks_never_reached_is_a_hang() -> None:
+    # marin-community/levanter#432 (corpus h15a-033): two tasks never reached the sync barrier
+    head = "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: {}. Timed out task names:"
+    sync = [head.format("multihost_broadcast_sync0"), "/job:jax_worker/replica:0/task:3", "/job:jax_worker/replica:0/task:0"]
+    assert [i.failure for i in engine_verdict(sync)][:1] == ["rank_hang"]
+    # the client's start-up barrier: the other processes never connected (corpus h12b-030)
+    connect = [head.format("PjRT_Client_Connect"), *(f"/job:jax_worker/replica:0/task:{t}" for t in range(1, 8))]
+    assert all(i.failure != "rank_hang" for i in engine_verdict(connect))
