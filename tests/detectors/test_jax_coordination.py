@@ -1,6 +1,7 @@
-"""JAX/XLA's coordination service (multi-controller JAX on TPU and GPU): a barrier that timed
-out is a waiter's report (collateral, no rank), and the leader's "task N ... heartbeat timeout"
-names the process that stopped. Real lines from threads other than the corpus cases they fixed."""
+"""JAX/XLA's coordination service (multi-controller JAX on TPU and GPU): a sync barrier of the
+running job that some tasks never reached is a hang of those tasks (as PyTorch's monitoredBarrier
+report is; round 17 changed this from a waiter's report), the client's start-up barrier a waiter's
+report, and the leader's "task N ... heartbeat timeout" names the process that stopped."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def _incidents(lines: list[str]) -> list[dict]:
     return build_report(fed_state(lines, "host0.log"))["incidents"]
 
 
-def test_a_coordination_barrier_timeout_is_a_waiter_s_report() -> None:
+def test_a_sync_barrier_some_tasks_never_reached_is_their_hang() -> None:
     # https://github.com/marin-community/levanter/issues/432 (levanter's multihost_broadcast_sync)
     lines = [
         '  File "/home/virginiaadams/levanter/src/levanter/utils/jax_utils.py", line 75, in multihost_broadcast_sync',
@@ -24,8 +25,16 @@ def test_a_coordination_barrier_timeout_is_a_waiter_s_report() -> None:
         "Additional GRPC error information from remote target unknown_target_for_coordination_leader while calling /tensorflow.CoordinationService/Barrier:",
     ]
     top = _incidents(lines)[0]
-    assert top["failure"] == "collective_timeout"
-    assert top["initiator"]["rank"] is None
+    assert top["failure"] == "rank_hang"
+    assert top["initiator"]["rank"] is None  # two tasks listed: no one rank
+
+
+def test_the_start_up_barrier_is_a_waiters_report() -> None:
+    # ayaka14732/llama-2-jax#20 (corpus h12b-030): the other seven processes never connected
+    lines = ["jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+             "PjRT_Client_Connect. Timed out task names:", *(f"/job:jax_worker/replica:0/task:{t}" for t in range(1, 8))]
+    top = _incidents(lines)[0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("collective_timeout", None)
 
 
 def test_the_leader_names_the_task_whose_heartbeats_stopped() -> None:
