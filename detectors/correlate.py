@@ -1611,6 +1611,8 @@ class _Correlator:
                  and f.data.get("pattern") == head.data.get("pattern") and f.data.get("metric") == head.data.get("metric")
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # the same report of the same metric on several ranks at one step (a synced metric)
+        if rank is not None and failure in _COMM_FAILURES and _first_warn_shared(causes, failure):
+            rank = None  # the first failing call, made by several processes alike: their node's, not a rank's
         single = self.world_size() == 1
         if single:
             rank = None  # a single-process job: there is no rank to tell apart
@@ -1872,6 +1874,31 @@ def _value_text(rec: SampleRec, metric: str) -> str:
     if rec.data.get("loss_missing"):
         return "loss field missing (NaN average)"
     return str(v)
+
+
+_WARN_TEXT = re.compile(r"NCCL WARN (.*)")
+_WARN_VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\S*/\S*|\d+")  # pointers, paths (/dev/shm/nccl-XyZ), numbers
+
+
+def _warn_text(f: Finding) -> str | None:
+    """The words of a process's NCCL WARN line, without its numbers, pointers and paths."""
+    if not f.evidence or f.data.get("nccl_proc") is None:
+        return None
+    m = _WARN_TEXT.search(f.evidence[0].text)
+    return _WARN_VOLATILE.sub("N", m.group(1).strip()) if m else None
+
+
+def _first_warn_shared(causes: list[Finding], failure: str) -> bool:
+    """The job's first failing NCCL call (its first WARN line) was made by two or more processes
+    in the same words (``Call to ibv_create_cq failed with error Cannot allocate memory`` from
+    two devices of one node): the failure belongs to what they share (the node, its network,
+    its shared memory), whichever rank a later line of the cascade names."""
+    warns = [(f.order, text, f.data["nccl_proc"]) for f in causes
+             if f.failure == failure and (text := _warn_text(f)) is not None]
+    if not warns:
+        return False
+    first = min(warns)[1]
+    return len({proc for _, text, proc in warns if text == first}) >= 2
 
 
 def _copy(f: Finding) -> Finding:

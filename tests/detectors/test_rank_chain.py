@@ -257,6 +257,31 @@ def test_the_proxy_service_number_is_its_owners_rank(line: str, rank: int | None
     assert top["initiator"]["rank"] == rank
 
 
+def _shm_warn(pid: int, dev: int, seg: str) -> str:
+    # NCCL's shm transport (src/transport/shm.cc, ncclShmOpen): the segment name is random per process
+    return (f"gpu-node-7:{pid}:{pid + 40} [{dev}] misc/shmutils.cc:72 NCCL WARN Error while creating shared memory "
+            f"segment /dev/shm/nccl-{seg} (size 9637888)\n"
+            f"gpu-node-7:{pid}:{pid + 40} [{dev}] NCCL INFO transport/shm.cc:114 -> 2\n")
+
+
+_PROXY_12 = "gpu-node-7:2212:2260 [4] proxy.cc:1567 NCCL WARN [Proxy Service 12] Failed to execute operation Connect from rank 12, retcode 2\n"
+
+
+def test_the_same_first_failing_call_on_several_processes_names_no_rank() -> None:
+    """deepseek-ai/DeepEP#143's shape (ibv_create_cq ENOMEM on devices 7 and 0, then a third
+    process's proxy naming its rank): the first failing call, made alike by two processes of one
+    node, is the node's (its shared memory, its HCA), not the rank a later line of the cascade
+    names (tests/corpus/README.md, the round-18 NCCL set-up convention)."""
+    top = report(_shm_warn(2210, 3, "LeXlEJ") + _shm_warn(2214, 5, "q0Rt7a") + _PROXY_12)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank"] is None
+
+
+def test_a_failing_call_of_one_process_still_names_its_rank() -> None:
+    top = report(_shm_warn(2212, 4, "LeXlEJ") + _PROXY_12)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", 12)
+
+
 def test_an_nccl_cuda_failure_on_a_device_other_than_0_names_that_rank_inferred() -> None:
     """vllm-project/vllm#9369 (TP=4 on one node, no traceback in the excerpt): the process on
     CUDA device 2 fails; a device index is the weakest link of the chain (inferred)."""
