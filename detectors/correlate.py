@@ -29,6 +29,7 @@ from typing import Any
 from detectors.detect import ABSURD_LOSS, JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
+from detectors.prefixes import split_prefixes
 from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher
 from detectors.symptoms import symptom_incidents
 
@@ -1373,6 +1374,8 @@ class _Correlator:
             # a writer's non-finite value under a dynamic loss scaler: the scaler's overflow steps
             base = [f for f in base if not f.data.get("scaled")]
         self.setup_failures(base)
+        if self.ctx.get("srun_node_tasks"):
+            _untask(base)
         for f in base:
             if f.data.get("rank_from") == "nccl_tree":
                 f.data["inferred"] = True  # a communicator's rank (see JobParseState.tree_procs)
@@ -1874,6 +1877,18 @@ def _value_text(rec: SampleRec, metric: str) -> str:
     if rec.data.get("loss_missing"):
         return "loss field missing (NaN average)"
     return str(v)
+
+
+def _untask(base: list[Finding]) -> None:
+    """srun's labels turned out to be node tasks (a later line of task 2 was tagged ``[rank18]``):
+    a rank read from a label alone, before that was known, was the node's task id."""
+    for f in base:
+        if f.rank is None or f.data.get("rank_from") != "prefix" or not f.evidence:
+            continue
+        pre = split_prefixes(f.evidence[0].text)
+        if pre.task == f.rank == pre.rank:
+            f.rank = None
+            f.data.pop("rank_from", None)
 
 
 _WARN_TEXT = re.compile(r"NCCL WARN (.*)")

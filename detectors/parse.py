@@ -284,6 +284,11 @@ class LogParser:
         dropped_before = state.job.implausible
         rank, local, rank_from = resolve_rank(pre, state, source.line)
         seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)
+        if (pre.task is not None and pre.rank is not None and pre.rank != pre.task
+                and not getattr(state.job, "srun_node_tasks", False)):
+            # "2: [rank18]:": srun's task 2 runs rank 18, so its tasks are nodes (torchrun below)
+            state.job.srun_node_tasks = True
+            seg.emit(EventKind.CONTEXT, data={"key": "srun_node_tasks", "value": True})
         first = len(out)
         handled = False
         for rule in special:

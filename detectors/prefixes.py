@@ -36,6 +36,7 @@ class Prefixed:
     time: float | None = None
     logging_rank: int | None = None  # DeepSpeed log_dist `[Rank N]`: who printed it
     node: str | None = None  # Ray's `(Actor pid=N, ip=X)`: the worker's node (its pid is unique there only)
+    task: int | None = None  # Slurm's `srun --label` task id (a global rank only with one task per process)
 
 
 _VIEWER = re.compile(r"\[\d+\] (?=\S)")
@@ -270,7 +271,7 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             continue
         m = _SRUN.match(s, pos)
         if m and p.rank is None:
-            p.rank = int(m.group("n"))
+            p.rank = p.task = int(m.group("n"))
             pos = m.end()
             continue
         m = _STREAM.match(s, pos)

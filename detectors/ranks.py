@@ -93,6 +93,8 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
         return None, None, None
     rank = pre.rank
     local = pre.local_rank
+    if rank is not None and rank == pre.task and getattr(job, "srun_node_tasks", False):
+        rank = None  # an srun label of a node's task (torchrun's ranks under it), not a rank
     if rank is not None and not plausible(rank, job.trusted_ws):
         job.implausible += 1
         rank = None

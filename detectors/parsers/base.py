@@ -26,6 +26,9 @@ class JobParseState:
     # NCCL processes whose rank came only from a tree topology line: a communicator's rank, which
     # is the global rank for the default group but not for a sub-group (reported as inferred)
     tree_procs: set[tuple[str, int]] = field(default_factory=set)
+    # srun labelled a line N while its c10 tag said [rankM], M != N: srun started one task per
+    # node (torchrun below it), so its labels are node tasks, not ranks
+    srun_node_tasks: bool = False
 
 
 @dataclass(slots=True)

@@ -226,6 +226,10 @@ _SRUN_SIGNALS = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Termin
                  "Out Of Memory": -9}  # the cgroup's OOM killer ended the task (SIGKILL)
 
 
+def _srun_task_rank(m: re.Match[str], seg: Segment) -> bool:
+    return False  # nothing to emit: the line only had to reach the parse
+
+
 def _srun(m: re.Match[str], seg: Segment) -> bool:
     f = seg.file
     if _SRUN_STOP.search(seg.body):
@@ -405,6 +409,9 @@ RULES = [
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"
                           r"|\*\*\* STEP \S+ ON \S+ CANCELLED", _srun),
+    # "2: [rank18]:": an srun label above a c10 rank tag; the parse compares the two (parse.py:
+    # srun_node_tasks), so such a line must reach it even when its message matches nothing
+    Rule("launcher.srun_task_rank", r"^\s{0,4}\d{1,6}: \[rank\d{1,6}\]:", _srun_task_rank, on_raw=True),
     Rule("launcher.gnu_time", r"Command (?:terminated by signal \d|exited with non-zero status \d)", _gnu_time),
     Rule("launcher.paddle", r"ABORT!!! Out of all \d+ trainers", _paddle),
     Rule("launcher.paddle_container", r"Container rank \d+ status \w+ cmd ", _paddle_container),

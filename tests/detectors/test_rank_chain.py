@@ -282,6 +282,31 @@ def test_a_failing_call_of_one_process_still_names_its_rank() -> None:
     assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", 12)
 
 
+_SRUN_WARN = (
+    # srun --label over NCCL's debug lines (log-formats.md: Slurm's "N: " task id)
+    "1: p4d-node-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"
+    "1: p4d-node-2:4827:6900 [4] NCCL INFO bootstrap.cc:554 -> 3\n"
+    "1: p4d-node-2:4827:6900 [4] NCCL INFO transport.cc:204 -> 3\n"
+)
+
+
+def test_srun_labels_of_node_tasks_are_not_ranks() -> None:
+    """torchrun under srun (one task per node): task 2's line is tagged [rank18], so the labels
+    are nodes' tasks, and the WARN labelled "1:" (read before that was known) names no rank."""
+    text = _SRUN_WARN + (
+        "2: [rank18]:[W ProcessGroupNCCL.cpp:2302] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS=1 has no effect "
+        "for point-to-point collectives. (function operator())\n"
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
+
+
+def test_srun_labels_of_one_task_per_rank_name_the_rank() -> None:
+    text = _SRUN_WARN + "2: [rank2]:[W ProcessGroupNCCL.cpp:2302] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS=1 has no effect\n"
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", 1)
+
+
 def test_an_nccl_cuda_failure_on_a_device_other_than_0_names_that_rank_inferred() -> None:
     """vllm-project/vllm#9369 (TP=4 on one node, no traceback in the excerpt): the process on
     CUDA device 2 fails; a device index is the weakest link of the chain (inferred)."""
