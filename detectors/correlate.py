@@ -1489,7 +1489,7 @@ class _Correlator:
                 out.append(inc)
         out += symptom_incidents(st, self.ctx, out)  # the seed's symptoms (detectors/symptoms.py), their own incidents
         if self.ended and not fatal and not any(i.severity in ("critical", "warning") for i in out):
-            startup = self.stopped_in_setup()
+            startup = self.stopped_in_setup() or self.stopped_before_first_step()
             if startup is not None and (inc := self.assemble([startup], kind="wait")) is not None:
                 out.append(inc)
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
@@ -1556,6 +1556,21 @@ class _Correlator:
         src = Source("<end of logs>", 0, f"the logs stop during distributed start-up: {world} ranks"
                      + (f" ({_fmt_ranks(seen)} seen)" if seen else "") + ", no metric line, no error, no exit")
         return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, world=world)
+
+    def stopped_before_first_step(self) -> Finding | None:
+        """Complete logs whose last progress bar stands at 0/N (``Epoch 0:   0%|   | 0/410``) with
+        no metric line, no error, no exit and no end after it: the loop began and never finished
+        its first step. Stuck there (a first collective some rank never reached, a data loader
+        that never yields) or stopped there by someone: an ``info`` note naming no rank."""
+        st = self.st
+        bar = st.bar_at
+        if bar is None or bar[1] != 0 or st.first_sample_order is not None or st.exits or st.teardowns or st.finished:
+            return None
+        if any(rs.last_step is not None for rs in st.ranks.values()):
+            return None
+        src = Source(bar[3].path, bar[3].line, f"the logs end with the progress bar at 0/{bar[2]}: no step finished, "
+                     "no metric line, no error, no exit")
+        return self.finding("rank_hang", None, None, None, [src, bar[3]], severity="info", startup=True, first_step=True)
 
     def unfinished_tracebacks(self) -> list[Finding]:
         """A file whose last traceback never reached its exception line (nothing said anything

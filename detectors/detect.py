@@ -190,6 +190,9 @@ class JobState:
         self.dropped = Counter[str]()
         self.match_counts: Counter[tuple[int | None, str]] = Counter()  # (rank, failure) → lines
         self.first_sample_order: int | None = None  # arrival order of the first metric line
+        # the last tqdm bar edge the parse saw: (order, counter, total, line); counter 0 is a
+        # loop's bar that had not moved yet (parse.py ``_bar_edge``)
+        self.bar_at: tuple[int, int, int, Source] | None = None
         self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
         self.last_traceback_order = 0  # arrival order of the last traceback (any rank, or none named)
         # per file, a traceback whose exception line has not come (yet): nothing read after its
@@ -253,6 +256,7 @@ class JobState:
         self.__dict__.setdefault("missing_reports", 0)
         self.__dict__.setdefault("missing_lists", {})
         self.__dict__.setdefault("last_traceback_order", 0)
+        self.__dict__.setdefault("bar_at", None)
         self.__dict__.setdefault("max_nranks", 0)
         self.__dict__.setdefault("aborted_ranks", set())
         self.__dict__.setdefault("open_blocks", {})
@@ -391,6 +395,8 @@ class JobState:
             self.teardowns.append(ev)
         elif ev.kind is EventKind.PROGRESS:
             st.last_progress = int(ev.data["progress_at"])
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "bar_at":
+            self.bar_at = (order, int(ev.data["value"]), int(ev.data.get("total") or 0), ev.source)
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
         elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):

@@ -36,7 +36,7 @@ from detectors.parsers import (
     workermap,
 )
 from detectors.parsers.base import FileState, Rule, Segment, annotate
-from detectors.prefixes import split_prefixes, split_progress_parts, year_bounds, year_of
+from detectors.prefixes import bar_count, split_prefixes, split_progress_parts, year_bounds, year_of
 from detectors.ranks import resolve_rank
 from detectors.scanforms import FORMS
 from detectors.scanner import NoiseRule, Scanner
@@ -213,6 +213,7 @@ class LogParser:
             n, lead, rest, post = split_progress_parts(raw)
             if n is not None:
                 state.progress = n
+                self._bar_edge(raw, source, state, out)
                 pre = split_prefixes(lead, state.year)
                 if rest.strip() and (pre.rank is not None or pre.local_rank is not None) and lead.startswith("["):
                     # the launcher's prefix stood before the bar: the text glued after it is that rank's
@@ -253,6 +254,23 @@ class LogParser:
                 # the bar's metrics when neither its postfix nor a glued line said them
                 self._segment(lead, source, state, [self._postfix_rule], [], False, out)
         return out
+
+    @staticmethod
+    def _bar_edge(raw: str, source: Source, state: FileState, out: list[Event]) -> None:
+        """A bar standing at 0/N (N > 1: a loop about to begin), and the first line after it that
+        shows a bar past 0: a CONTEXT ``bar_at`` event each (correlate: a log that ends with its
+        loop's bar still at 0 stopped before the first step)."""
+        got = bar_count(raw)
+        if got is None:
+            return
+        n, total = got
+        zero = getattr(state, "bar_zero", False)
+        if n == 0 and total > 1 and not zero:
+            state.bar_zero = True
+            out.append(Event(EventKind.CONTEXT, source, data={"key": "bar_at", "value": 0, "total": total}))
+        elif n > 0 and zero:
+            state.bar_zero = False
+            out.append(Event(EventKind.CONTEXT, source, data={"key": "bar_at", "value": n, "total": total}))
 
     def _segment(self, rest: str, source: Source, state: FileState, special: list[Rule], fps: list[_FpRule],
                  try_exc: bool, out: list[Event]) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
-__all__ = ["Prefixed", "split_prefixes", "split_progress", "split_progress_parts", "split_progress_postfix"]
+__all__ = ["Prefixed", "bar_count", "split_prefixes", "split_progress", "split_progress_parts", "split_progress_postfix"]
 
 
 @dataclass(slots=True)
@@ -36,10 +36,13 @@ class Prefixed:
     time: float | None = None
     logging_rank: int | None = None  # DeepSpeed log_dist `[Rank N]`: who printed it
     node: str | None = None  # Ray's `(Actor pid=N, ip=X)`: the worker's node (its pid is unique there only)
+    bracket: int | None = None  # the number of a leading "[N] " (a viewer's line number or an MPI rank)
     task: int | None = None  # Slurm's `srun --label` task id (a global rank only with one task per process)
 
 
-_VIEWER = re.compile(r"\[\d+\] (?=\S)")
+# a log viewer's line number ("[80746] "), or the rank that MPICH's and Intel MPI's
+# ``mpirun -prepend-rank`` print the same way ("[155] "): ranks.resolve_rank tells them apart
+_VIEWER = re.compile(r"\[(?P<n>\d+)\] (?=\S)")
 # a markdown blockquote around a pasted log ("> RuntimeError: ...", nested "> > "), as issue
 # threads and e-mail replies quote it: the quote marks are not the log's
 _QUOTE = re.compile(r"(?:>[ \t]?){1,4}(?=.)(?!>)")
@@ -227,7 +230,13 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
     if m:
         pos = m.end()
     for _ in range(6):
-        m = _VIEWER.match(s, pos) or _CLOUD_TS.match(s, pos)
+        m = _VIEWER.match(s, pos)
+        if m:
+            if p.bracket is None:
+                p.bracket = int(m.group("n"))
+            pos = m.end()
+            continue
+        m = _CLOUD_TS.match(s, pos)
         if m:
             pos = m.end()
             continue
@@ -368,6 +377,16 @@ _BAR = re.compile(
     r"(?:\d{1,3}%\|[^|\r\n]*\|\s*(?P<n>\d+)/(?P<total>\d+)|(?<!\d)(?P<n2>\d+)it) ?"
     r"\[(?:\d+:)?\d+:\d\d(?:<(?:\d+:)?[\d:?]+)?(?:, *(?P<post>[^\]\r\n]*))?\]"
 )
+
+
+def bar_count(segment: str) -> tuple[int, int] | None:
+    """The last tqdm bar's counter and total on a segment (``0%|    | 0/410 [00:00<?, ?it/s]``)."""
+    last = None
+    for m in _BAR.finditer(segment):
+        last = m
+    if last is None or last.group("n") is None:
+        return None
+    return int(last.group("n")), int(last.group("total"))
 
 
 def split_progress(segment: str) -> tuple[int | None, str]:

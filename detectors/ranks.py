@@ -83,6 +83,27 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
 
 CPP_CONT_LINES = 6  # untagged lines right below such a line that continue its message (CANN dumps ~5)
 
+# an NCCL debug line whose host:pid:tid was cut ("[1] enqueue.cc:1500 NCCL WARN ..."): its [N] is the CUDA device
+_NCCL_DEV = re.compile(r"(?:\S+\.(?:cc|cu|h):\d+ )?NCCL (?:INFO|WARN)\b")
+BRACKETS_KEPT = 4096  # leading "[N] " numbers remembered per file (a viewer's line numbers never repeat)
+
+
+def _bracket_rank(n: int, state: FileState) -> bool:
+    """Whether a leading ``[N] `` is a rank: once any such number came back on a second line
+    (line numbers never do), the file's brackets are ``mpirun -prepend-rank`` tags."""
+    if getattr(state, "bracket_ranks", False):
+        return True
+    seen = getattr(state, "bracket_seen", None)
+    if seen is None:
+        return False  # a FileState pickled by an older version
+    if n in seen:
+        state.bracket_ranks = True
+        return True
+    if len(seen) < BRACKETS_KEPT:
+        seen.add(n)
+    return False
+
+
 def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | None, int | None, str | None]:
     """(global rank, local rank, provenance) for one prefix-stripped segment (``line``: its line
     number, for the sections a header opens)."""
@@ -95,6 +116,8 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
     local = pre.local_rank
     if rank is not None and rank == pre.task and getattr(job, "srun_node_tasks", False):
         rank = None  # an srun label of a node's task (torchrun's ranks under it), not a rank
+    if rank is None and pre.bracket is not None and not (pre.host is None and _NCCL_DEV.match(pre.body)) and _bracket_rank(pre.bracket, state):
+        rank = pre.bracket
     if rank is not None and not plausible(rank, job.trusted_ws):
         job.implausible += 1
         rank = None

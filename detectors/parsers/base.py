@@ -77,6 +77,11 @@ class FileState:
     plain_line: int | None = None  # line of that header or of the table's last row read
     # a detector trainer's progress table (ultralytics YOLO): each column's role, the header's line
     progress_cols: tuple[str | None, ...] | None = None
+    # the numbers of leading "[N] " seen (bounded): a viewer numbers each line once, so a number
+    # seen on two lines is a rank tag (``mpirun -prepend-rank``), and from then on every one is
+    bracket_seen: set[int] = field(default_factory=set)
+    bracket_ranks: bool = False
+    bar_zero: bool = False  # the last bar this file showed stood at 0/N (parse.py: a loop that had not begun)
     progress_line: int | None = None
     # an orchestrator's per-rank failure section being read: (speaker pid, the ranks it names, header line)
     snippet: tuple[int | None, tuple[int, ...], int] | None = None

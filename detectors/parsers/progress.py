@@ -39,7 +39,14 @@ def _counter(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _bar_edge(m: re.Match[str], seg: Segment) -> bool:
+    return False  # the parse reads the bar itself (parse.py ``_bar_edge``); the line only had to reach it
+
+
 # the scan's trigger: the key as a word of its own ("optimizer_step: 12.6" is a timer), then an
 # integer ("step: 58.03" is a duration)
 RULES = [Rule("progress.counter", r"(?:^|[^A-Za-z_])(?:[Ss]tep|STEP|[Ii]ter|ITER|[Bb]atch|BATCH)[ =:#\[]{1,5}[0-9]{1,9}(?:[^0-9.]|$)",
-              _counter)]
+              _counter),
+         # a bar at its start (0%), its end (100%) or its first few steps: so few lines of a bar that
+         # the parse can see whether a loop's bar ever moved past 0 (the rest of a bar is noise)
+         Rule("progress.bar_edge", r"(?:^|[^0-9])0%\||100%\||\| ?[1-9]/[0-9]+ \[", _bar_edge, on_raw=True)]

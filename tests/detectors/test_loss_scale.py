@@ -379,3 +379,26 @@ def test_overflows_under_a_static_loss_scale_keep_skipping() -> None:
     assert not [i for i in _run(lines[:3]) if i.severity != "info"]
     other = "[rank0] 03:19:46 step {i}: skipping step, overflow (static loss scale 128); {n} steps skipped so far"
     assert _run([other.format(i=190 + n, n=n + 1) for n in range(8)])[0].failure == "fp16_overflow_skips"
+
+
+def _npu_pair(scale: float) -> list[str]:
+    # the Ascend NPU build of apex amp prints apex's report as two lines (hiyouga/LLaMA-Factory#3308)
+    return ["Gradient overflow. Skipping step", f"Loss scaler reducing loss scale to {scale}"]
+
+
+def test_npu_apex_two_line_reports_late_in_training_are_overflow_skips() -> None:
+    lines = ["{'loss': 2.1043, 'grad_norm': 3.2, 'learning_rate': 5e-05, 'epoch': 4.6}"]
+    for s in (512.0, 256.0, 128.0, 64.0, 32.0, 16.0, 8.0):
+        lines += _npu_pair(s)
+    top = _run(lines)[0]
+    assert top.failure in ("fp16_overflow_skips", "loss_scale_collapse") and top.severity in ("warning", "critical")
+
+
+def test_npu_apex_two_line_reports_at_the_start_are_warm_up() -> None:
+    # the same scaler searching down from 2**16 in the first steps, then training on
+    lines: list[str] = []
+    for s in (32768.0, 16384.0, 8192.0):
+        lines += _npu_pair(s)
+    lines += [f"{{'loss': {2.5 - i / 10:.4f}, 'learning_rate': 5e-05, 'epoch': {i / 10:.2f}}}" for i in range(1, 9)]
+    assert all(i.severity == "info" for i in _run(lines))
+    assert any(i.failure == "loss_scale_warmup" for i in _run(lines))

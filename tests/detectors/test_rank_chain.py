@@ -307,6 +307,34 @@ def test_srun_labels_of_one_task_per_rank_name_the_rank() -> None:
     assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", 1)
 
 
+def test_a_repeated_leading_bracket_number_is_an_mpi_prepend_rank() -> None:
+    """MPICH's and Intel MPI's ``mpirun -prepend-rank`` put "[155] " before every line of rank
+    155; a log viewer's "[80746] " line numbers never repeat. Once a number came back, the
+    brackets are ranks (the NCCL lines' own ``[3]`` is the device)."""
+    text = (
+        "[155] ib-node-19:5330:7970 [3] NCCL INFO Ring 00 : 5[3d000] -> 6[b2000] via P2P/IPC\n"
+        "[155] ib-node-19:5330:7970 [3] NCCL INFO Ring 01 : 2[b2000] -> 5[3d000] [receive] via NET/IB/3\n"
+        "[155] ib-node-19:5330:7970 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n"
+        "[155] ib-node-19:5330:7970 [3] NCCL INFO transport/net_ib.cc:368 -> 2\n"
+    )
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"], top["initiator"]["rank_from"]) == ("nccl_error", 155, "prefix")
+
+
+@pytest.mark.parametrize("text", [
+    # a viewer's line numbers (real-logs/049's shape): each number once
+    "[80745] ib-node-19:5330:7970 [3] NCCL INFO Ring 00 : 5[3d000] -> 6[b2000] via P2P/IPC\n"
+    "[80746] ib-node-19:5330:7970 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n",
+    # NCCL lines whose host:pid:tid was cut: "[1]" is the CUDA device (NVIDIA/TensorRT-LLM issues' shape)
+    "[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'\n[1] NCCL INFO group.cc:242 -> 1\n"
+    "[1] NCCL INFO enqueue.cc:2229 -> 1\n",
+])
+def test_line_numbers_and_nccl_devices_are_not_bracket_ranks(text: str) -> None:
+    top = report(text)["incidents"][0]
+    assert top["failure"] == "nccl_error"
+    assert top["initiator"]["rank_from"] != "prefix"
+
+
 def test_an_nccl_cuda_failure_on_a_device_other_than_0_names_that_rank_inferred() -> None:
     """vllm-project/vllm#9369 (TP=4 on one node, no traceback in the excerpt): the process on
     CUDA device 2 fails; a device index is the weakest link of the chain (inferred)."""

@@ -127,3 +127,38 @@ def test_a_trainers_device_count_gives_the_world() -> None:
           "Started server with target: grpc://localhost:2000", "Number of devices: 2",
           "WARNING:tensorflow:ModelCheckpoint callback is not provided. Workers will need to restart training if any fails."]
     assert _incidents(tf, ended=True) == [("rank_hang", "info", None)]
+
+
+# hpcaitech/Open-Sora-style start of a loop (the bar, then a library warning glued after it), as
+# ColossalAI jobs print it: the logs end there, with the bar still at 0
+_AT_ZERO = [
+    "[2024-07-15 13:32:09] Training for 1000 epochs with 32425 steps per epoch",
+    "[2024-07-15 13:32:11] Beginning epoch 0...",
+    "Epoch 0:   0%|          | 0/32425 [00:00<?, ?it/s]/opt/conda/lib/python3.9/site-packages/torch/utils/checkpoint.py:460: "
+    "UserWarning: torch.utils.checkpoint: please pass in use_reentrant=True or use_reentrant=False explicitly.",
+    "  warnings.warn(",
+]
+
+
+def _scanned(lines: list[str], ended: bool = True) -> list[tuple[str, str, int | None]]:
+    """Through the chunk scan (a bar is noise to it but for its edges) and the parse."""
+    from detectors.correlate import incidents
+    from detectors.engine import Engine
+
+    engine = Engine("t")
+    engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file("train.log"))
+    return [(i.failure, i.severity, i.rank) for i in incidents(engine.state, ended=ended)]
+
+
+def test_logs_that_end_with_the_loops_bar_at_zero_stopped_before_the_first_step() -> None:
+    assert _scanned(_AT_ZERO) == [("rank_hang", "info", None)]
+    assert _scanned(_AT_ZERO, ended=False) == []  # live, the loop may still be on its first step
+
+
+def test_a_bar_that_moved_or_a_metric_line_after_it_is_no_stop() -> None:
+    moved = [*_AT_ZERO, "Epoch 0:   0%|          | 1/32425 [00:09<81:02:11,  9.00s/it]"]
+    assert _scanned(moved) == []
+    logged = [*_AT_ZERO, "[2024-07-15 13:40:02] step 10 loss 2.31"]
+    assert all(f != "rank_hang" for f, _, _ in _scanned(logged))
+    done = ["Map: 100%|██████████| 2000/2000 [00:01<00:00, 1500.00 examples/s]"]
+    assert _scanned(done) == []
