@@ -147,8 +147,9 @@ def _framework(m: re.Match[str], seg: Segment) -> bool:
 
 def _dist_init(m: re.Match[str], seg: Segment) -> bool:
     """``| distributed init (rank 3): tcp://host:port`` (fairseq, and DETR's init_distributed_mode
-    copied into DeiT, MAE, ConvNeXt...): that rank joined the process group; the line's rank
-    (read from the message) makes it a rank the job has."""
+    copied into DeiT, MAE, ConvNeXt...), YOLOX's ``Rank 6 initialization finished.``, torch's
+    ``Rank 3: Completed store-based barrier ...``: that rank joined the process group; the line's
+    rank (read from the message) makes it a rank the job has."""
     if seg.rank is not None:
         _ctx(seg, "dist_init", True)
     return False
@@ -178,7 +179,11 @@ RULES = [
          r"[0-9]+[ \t]+[0-9]+[ \t]+(?:float|half|bfloat16|double|u?int8|u?int32|u?int64|f8e4m3|f8e5m2)[ \t]+(?:sum|prod|min|max|avg|none|-?[0-9]+)[ \t]+-?[0-9]*[ \t]*[0-9]+\.[0-9]+[ \t]",
          _nccl_tests_row),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
-    Rule("context.dist_init", r"\| distributed init \(rank [0-9]{1,6}\)", _dist_init),
+    # a rank announcing that it joined the process group: fairseq's and DETR's "| distributed init
+    # (rank 3): env://", YOLOX's "Rank 6 initialization finished." (yolox/core/launch.py), torch
+    # 1.9-2.0's "Rank 3: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes."
+    Rule("context.dist_init", r"\| distributed init \(rank [0-9]{1,6}\)|\b[Rr]ank [0-9]{1,6}:? (?:initialization finished|"
+                              r"Completed store-based barrier for key)", _dist_init),
     Rule(
         "context.framework",
         r"#\s+size\s+count\s+type\s+(?:redop\s+)?root|# nThread \d+ nGpus \d+ minBytes|#[ \t]*Rank[ \t]+\d+[ \t]+(?:Group[ \t]+\d+[ \t]+)?Pid[ \t]+\d+[ \t]+on[ \t]|\[(?:logging|engine|config|loss_scaler|stage_1_and_2|stage3|fused_optimizer)\.py:\d+:\w+\]|DeepSpeed info: version=|\| (?:fairseq(?:_cli)?\.[\w.]+|train_inner) \||iteration\s+\d+/\s*\d+ \||- arguments -|\*\*\*\*\* Running training \*\*\*\*\*|\{'loss': |Automatic Mixed Precision \(AMP\)|\[rank: \d+\] ",

@@ -162,3 +162,18 @@ def test_a_bar_that_moved_or_a_metric_line_after_it_is_no_stop() -> None:
     assert all(f != "rank_hang" for f, _, _ in _scanned(logged))
     done = ["Map: 100%|██████████| 2000/2000 [00:01<00:00, 1500.00 examples/s]"]
     assert _scanned(done) == []
+
+
+# YOLOX (yolox/core/launch.py: logger.info("Rank {} initialization finished.".format(global_rank)),
+# loguru's format) and torch 1.9-2.0's distributed_c10d store barrier: ranks that joined, then nothing
+_YOLOX = [f"2022-02-15 15:52:36.{884 + r} | INFO     | yolox.core.launch:_distributed_worker:116 - Rank {r} initialization finished."
+          for r in (6, 4, 0, 2, 1, 5, 7, 3)]
+_STORE = [f"INFO:torch.distributed.distributed_c10d:Rank {r}: Completed store-based barrier for key:store_based_barrier_key:1 with 4 nodes."
+          for r in range(4)]
+
+
+def test_ranks_announcing_they_joined_then_silence_stopped_in_set_up() -> None:
+    for lines in (_YOLOX, _STORE):
+        assert _scanned(lines) == [("rank_hang", "info", None)]
+        trained = [*lines, "2022-02-15 15:53:40 | INFO | yolox.core.trainer:261 - epoch: 1/300, iter: 10/1833, loss: 14.2"]
+        assert all(f != "rank_hang" for f, _, _ in _scanned(trained))
