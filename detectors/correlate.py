@@ -788,11 +788,15 @@ class _Correlator:
         # torchrun's summary: 'Root Cause (first observed failure)' names the first failed worker;
         # the blocks under 'Failures:' (and those above it, cut from an excerpt) are the others
         claimed = any(e.data.get("root_cause") for e in self.st.exits)
+        # a worker's pid as the summary names it with its global rank ("rank : 3 (local_rank: 1)",
+        # "exitcode : -11 (pid: 19204)"): the agent's own "failed ... local_rank: 1 (pid: 19204)" line
+        # is the same worker, whatever local rank 1 is on another node
+        pid_rank = {e.data["pid"]: e.rank for e in self.st.exits if e.rank is not None and e.data.get("pid") is not None}
         for ev in self.st.exits:
             d = ev.data
             other = d.get("reporter") == "torchrun_summary" and not d.get("root_cause") and (claimed or d.get("other_failure"))
             code = d["exitcode"]
-            rank = self.resolve(ev.rank, d.get("local_rank"))
+            rank = self.resolve(ev.rank if ev.rank is not None else pid_rank.get(d.get("pid")), d.get("local_rank"))
             step = ev.step
             if step is None and rank is not None:
                 step = self.last_step(rank, d.get("local_rank"))  # it died after its last logged step (state is not touched)

@@ -71,8 +71,11 @@ _DETERMINED = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\] [0-9a-f
 _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:\d+,)?\d+\]<(?:stdout|stderr|stddiag)>:)")
 # pdsh / clush / DeepSpeed's multi-node runner put the host's name before every line of its output:
 # "worker-1: ", "node-0: ", "trn-a01: ", "compute-dy-p4d24xlarge-5: ", "10.0.87.143: " (a host name is
-# lower-case with a hyphenated part holding a digit, or an IPv4 address; "Epoch: ", "RuntimeError: " are not)
-_HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}): ")
+# lower-case with a hyphenated part holding a digit, or an IPv4 address; "Epoch: ", "RuntimeError: " are not),
+# and a user's own per-host tag on the outputs of several launchers pasted together: a host / node /
+# worker / machine word with a short id ("hostA: ", "node1: ", "worker_b: ")
+_HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}"
+                         r"|(?:[Hh]ost|[Nn]ode|[Ww]orker|[Mm]achine)(?:[-_]?\d{1,3}|[-_]?[A-Z]|[-_][a-z])): ")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
 _SHORT_RANK = re.compile(r"\[r(?P<n>\d{1,6})\]:?\s")
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] "

@@ -100,7 +100,8 @@ def _nccltests_row(m: re.Match[str], seg: Segment) -> bool:
 
 
 def _nccltests_fail(m: re.Match[str], seg: Segment) -> bool:
-    fm = _NCCLTESTS_FAIL.match(seg.body)
+    # (the host may have been peeled off as a runner's host label: "host3: " is one too)
+    fm = _NCCLTESTS_FAIL.match(seg.body) or _NCCLTESTS_FAIL.match(seg.raw)
     if fm is None or seg.rank is not None:
         return False
     pid_rank = seg.file.job.pid_rank
@@ -116,6 +117,6 @@ def _nccltests_fail(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule("workermap.row", r"pid=\d+\) world_rank=\d", _row),
     Rule("workermap.nccltests_row", r"#[ \t]*Rank[ \t]+\d+[ \t]+(?:Group[ \t]+\d+[ \t]+)?Pid[ \t]+\d+[ \t]+on[ \t]", _nccltests_row),
-    Rule("workermap.nccltests_fail", r": Test (?:NCCL |CUDA )?failure", _nccltests_fail),
+    Rule("workermap.nccltests_fail", r": Test (?:NCCL |CUDA )?failure", _nccltests_fail, on_raw=True),
     Rule("workermap.snippet", r"\[Rank \d+(?:, ?\d+)*(?: Error Snippet)?\]:?[ \t]*\r?$", _snippet),
 ]

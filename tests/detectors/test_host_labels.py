@@ -20,6 +20,11 @@ from tests.helpers import engine_verdict
     ("Epoch: 1 loss 2", "Epoch: 1 loss 2"),
     ("RuntimeError: CUDA error: out of memory", "RuntimeError: CUDA error: out of memory"),
     ("val-loss: 3.2", "val-loss: 3.2"),
+    # a user's own tag on two launchers' outputs pasted together
+    ("hostB:   rank      : 3 (local_rank: 1)", "  rank      : 3 (local_rank: 1)"),
+    ("node1: [0]:", "[0]:"),
+    ("Host: gpu01", "Host: gpu01"),
+    ("nodes: 4", "nodes: 4"),
 ])
 def test_host_labels_are_peeled(line: str, body: str) -> None:
     assert split_prefixes(line, 2026).body == body
@@ -44,3 +49,19 @@ def test_the_rank_no_node_reported_is_the_hung_one() -> None:
              *_summary(1, 3, 1, "-15 (pid: 30015)  (SIGTERM)")]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_hang", 3)
+
+
+def test_a_summary_under_a_users_host_tag_names_its_rank() -> None:
+    """Two torchrun agents' outputs tagged "hostA: " / "hostB: " by the user: hostB's summary
+    names rank 3 (local_rank 1) killed by SIGSEGV, hostA's ranks only lost their peer."""
+    lines = ["hostA: [rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+             "Connection closed by peer [127.0.0.1]:8599.",
+             "hostB: E1206 21:46:06.839000 19070 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
+             "(exitcode: -11) local_rank: 1 (pid: 19204) of binary: /usr/bin/python3",
+             "hostB: =======================================================", "hostB: Root Cause (first observed failure):",
+             "hostB: [0]:", "hostB:   time      : 2026-12-06_21:46:06", "hostB:   host      : localhost",
+             "hostB:   rank      : 3 (local_rank: 1)", "hostB:   exitcode  : -11 (pid: 19204)  (SIGSEGV)",
+             "hostB:   error_file: <N/A>", "hostB:   traceback : Signal 11 (SIGSEGV) received by PID 19204",
+             "hostB: ======================================================="]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_segfault", 3)
