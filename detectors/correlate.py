@@ -1179,6 +1179,14 @@ class _Correlator:
             low = min(where.values())
             lows = [r for r, v in where.items() if v == low]
             return lows[0] if len(lows) == 1 else None
+        if len(where) > 1:
+            # every rank but one got as far as a step or a counter, and that one (a rank the job
+            # has: its world, or a line of its own) never logged one: it is the one behind
+            world = self.world_size()
+            members = set(range(world)) if world and world <= 1024 else set(self.st.seen_global)
+            silent = members - set(where)
+            if len(silent) == 1 and set(where) <= members:
+                return next(iter(silent))
         return None
 
     def _stopped_unjudged(self, signalled: list[Finding], ranks: dict[RankKey, RankState],
@@ -1209,7 +1217,9 @@ class _Correlator:
         first = min([(f.order, f.evidence[0], f.time) for f in received if f.evidence]
                     + [(int(t.data.get("order", 0) or 0), t.source, t.time) for t in interrupts], key=lambda x: x[0])
         evidence.append(first[1])
-        behind = self._behind(ranks)
+        # (ranks that logged only progress notes, "rank 1 step 0: backward done", count too)
+        behind = self._behind({k: rs for k, rs in self.st.ranks.items()
+                               if rs.samples or getattr(rs, "last_progress", None) is not None})
         return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, first[2],
                              evidence, severity="warning", rank_from="progress" if behind is not None else None,
                              stopped_from_outside=True, unclocked=True)]

@@ -37,7 +37,7 @@ from detectors.parsers import (
 )
 from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import bar_count, split_prefixes, split_progress_parts, year_bounds, year_of
-from detectors.ranks import resolve_rank
+from detectors.ranks import message_rank, plausible, resolve_rank
 from detectors.scanforms import FORMS
 from detectors.scanner import NoiseRule, Scanner
 from detectors.shapes import ShapeBook
@@ -213,7 +213,7 @@ class LogParser:
             n, lead, rest, post = split_progress_parts(raw)
             if n is not None:
                 state.progress = n
-                self._bar_edge(raw, source, state, out)
+                self._bar_edge(raw, lead, source, state, out)
                 pre = split_prefixes(lead, state.year)
                 if rest.strip() and (pre.rank is not None or pre.local_rank is not None) and lead.startswith("["):
                     # the launcher's prefix stood before the bar: the text glued after it is that rank's
@@ -256,18 +256,26 @@ class LogParser:
         return out
 
     @staticmethod
-    def _bar_edge(raw: str, source: Source, state: FileState, out: list[Event]) -> None:
+    def _bar_edge(raw: str, lead: str, source: Source, state: FileState, out: list[Event]) -> None:
         """A bar standing at 0/N (N > 1: a loop about to begin), and the first line after it that
         shows a bar past 0: a CONTEXT ``bar_at`` event each (correlate: a log that ends with its
-        loop's bar still at 0 stopped before the first step)."""
+        loop's bar still at 0 stopped before the first step). A bar whose lead names its rank
+        (``[rank 2] epoch 0:   0%|``) is that rank's: the rank began its loop, a rank the job has."""
         got = bar_count(raw)
         if got is None:
             return
         n, total = got
         zero = getattr(state, "bar_zero", False)
-        if n == 0 and total > 1 and not zero:
+        rank: int | None = None
+        if n == 0 and lead.strip():
+            pre = split_prefixes(lead, state.year)
+            rank = pre.rank if pre.rank is not None else message_rank(pre.body)[0]
+            if rank is not None and not plausible(rank, state.job.trusted_ws):
+                rank = None
+        if n == 0 and total > 1 and (not zero or rank is not None):
             state.bar_zero = True
-            out.append(Event(EventKind.CONTEXT, source, data={"key": "bar_at", "value": 0, "total": total}))
+            out.append(Event(EventKind.CONTEXT, source, rank=rank, rank_from="message" if rank is not None else None,
+                             data={"key": "bar_at", "value": 0, "total": total}))
         elif n > 0 and zero:
             state.bar_zero = False
             out.append(Event(EventKind.CONTEXT, source, data={"key": "bar_at", "value": n, "total": total}))

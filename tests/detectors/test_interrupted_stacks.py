@@ -190,3 +190,16 @@ def test_a_rank_interrupted_inside_the_collective_loggers_wrapper_waits_in_the_c
               *in_wrapper(0), *in_wrapper(1)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_hang", 2)
+
+
+def test_a_stop_after_every_rank_but_one_noted_a_step_names_that_one() -> None:
+    # ranks 0 and 1 note step 0 (progress lines, no metric) and wait in its all-reduce; rank 2
+    # only showed its loop's bar at 0 (a rank the job has) and never got there; then SIGTERM
+    bar = "\r[rank {r}] epoch 0:   0%|          | 0/200 [00:00<?, ?it/s]"
+    lines = [bar.format(r=1), "rank 1 step 0: backward done, all-reducing grads", bar.format(r=0),
+             "rank 0 step 0: backward done, all-reducing grads", bar.format(r=2), *_sigterm("23:56:10")]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", 2)
+    # with rank 2's note too, nobody is behind
+    top = engine_verdict([*lines[:5], "rank 2 step 0: backward done, all-reducing grads", *_sigterm("23:56:10")])[0]
+    assert (top.failure, top.rank) == ("rank_hang", None)
