@@ -483,7 +483,10 @@ def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
     mid = statistics.median(xs)
     # a flat loss (all values within EARLY_FLAT of their median) on steps the scaler let through
     # is no instability: its ups are noise, and a loss that has not started falling is not fp16's
-    flat = mid > 0 and (max(xs) - min(xs)) / mid < EARLY_FLAT and skipped * 4 < st.n
+    # (skips weighed against the steps the window spans when its lines carry steps: one line per
+    # 10 steps over 120 steps with 3 skips is not a quarter of it skipped)
+    span = st.last_step - st.first_step + 1 if st.first_step is not None and st.last_step is not None else st.n
+    flat = mid > 0 and (max(xs) - min(xs)) / mid < EARLY_FLAT and skipped * 4 < max(span, st.n)
     stalled = st.progress < EARLY_PROGRESS and not flat
     unstable = stalled or st.jump >= EARLY_JUMP
     window = f"steps {st.first_step}-{st.last_step}" if st.first_step is not None else f"the first {st.n} logged values"
