@@ -522,13 +522,24 @@ def _plain_row(m: re.Match[str], seg: Segment) -> bool:
     if cols is None or last is None or not 0 < seg.source.line - last <= PLAIN_TABLE_GAP:
         return False
     cells = seg.body.split()
+    empty_ok = False
+    if len(cells) == len(cols) + 1 and cells[0].isdigit():
+        # a pandas DataFrame printed (a CSVLogger's metrics.csv read back): its row index comes
+        # first, and a metric not logged in that row is printed NaN; the row's NaN cells are
+        # missing values when another of its metric cells holds a number
+        cells = cells[1:]
+        nums = [parse_number(c) for c in cells]
+        if any(c.casefold() == "nan" for c in cells) and any(
+                k in METRIC_KEYS and v is not None and math.isfinite(v) for k, v in zip(cols, nums, strict=True)):
+            cells = ["" if c.casefold() == "nan" else c for c in cells]
+            empty_ok = True
     if "[" in seg.body:
         cells = [_list_value(c) for c in _LIST_CELL.findall(seg.body)]
         if len(cells) == len(cols) and "" in cells:
             # an empty list is a metric this run does not compute (no test metric): not read
             kept = [(k, c) for k, c in zip(cols, cells, strict=True) if c or k is not None]
             cols, cells = tuple(k for k, _ in kept), [c for _, c in kept]
-    if _row(seg, cols, cells, empty_ok=False):
+    if _row(seg, cols, cells, empty_ok=empty_ok):
         seg.file.plain_line = seg.source.line
         return True
     return False
@@ -682,7 +693,8 @@ RULES = [
     # (or with the process's column first: "rank\tstep\tloss\tacc", a per-rank TSV)
     Rule("table.plain_header", r"^[ \t]*(?i:rank[ \t]+)?(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
          on_raw=True),
-    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*"
+    # (pandas prints a missing or non-finite cell "NaN")
+    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|[Nn]a[Nn]|inf)[0-9.eE+-]*"
                             r"|\[[0-9naif.eE+, \t-]{0,400}\]))+[ \t]*\r?$",
          _plain_row, on_raw=True),
     Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
