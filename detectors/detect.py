@@ -193,6 +193,8 @@ class JobState:
         # the last tqdm bar edge the parse saw: (order, counter, total, line); counter 0 is a
         # loop's bar that had not moved yet (parse.py ``_bar_edge``)
         self.bar_at: tuple[int, int, int, Source] | None = None
+        # per file, the last line whose own text named its rank (prefix or message): (line, rank)
+        self.ranked_line: dict[str, tuple[int, int]] = {}
         self.traceback_ranks: set[int] = set()  # ranks that printed a traceback (not silent: not hung)
         self.last_traceback_order = 0  # arrival order of the last traceback (any rank, or none named)
         # per file, a traceback whose exception line has not come (yet): nothing read after its
@@ -257,6 +259,7 @@ class JobState:
         self.__dict__.setdefault("missing_lists", {})
         self.__dict__.setdefault("last_traceback_order", 0)
         self.__dict__.setdefault("bar_at", None)
+        self.__dict__.setdefault("ranked_line", {})
         self.__dict__.setdefault("max_nranks", 0)
         self.__dict__.setdefault("aborted_ranks", set())
         self.__dict__.setdefault("open_blocks", {})
@@ -335,6 +338,16 @@ class JobState:
         """Fold one event in. ``now`` is the wall time the line was read (live only)."""
         self.order += 1
         order = self.order
+        path = ev.source.path
+        if ev.kind is EventKind.BLOCK and ev.data.get("untagged") and ev.rank is None and ev.local_rank is None:
+            said = self.ranked_line.get(path)
+            if said is not None and ev.source.line - said[0] == 1:
+                # an untagged traceback right below a line that named its rank ("E rank2 train.py:22]
+                # OOM at step 27 - skipping batch", then logger.exception's traceback): that rank's
+                ev.rank, ev.rank_from = said[1], "block"
+        if ev.rank is not None and ev.rank_from in ("prefix", "message") and (
+                path in self.ranked_line or len(self.ranked_line) < MAX_PROCS):
+            self.ranked_line[path] = (ev.source.line, ev.rank)
         if self.open_blocks and ev.kind in _CLOSES_BLOCK and not _memory_only(ev):
             blk = self.open_blocks.pop(ev.source.path, None)
             if (blk is not None and blk[2] is not None and ev.kind is EventKind.MATCH and ev.rank is None

@@ -496,3 +496,23 @@ def test_icefalls_rank_and_world_behind_the_source_location_is_the_global_rank()
     p = split_prefixes("2024-01-14 01:02:00,001 INFO [train.py:1190] Loading (1/3) shards", 2024)
     assert (p.rank, p.body) == (None, "Loading (1/3) shards")
     assert split_prefixes("2024-01-14 01:02:00,001 INFO [utils.py:12] (3/2) x", 2024).rank is None
+
+
+def test_an_untagged_traceback_right_below_a_line_naming_its_rank_is_that_ranks() -> None:
+    """logger.exception() prints its message line, then the traceback without the logger's
+    header: the rank the message line named owns the traceback, even when another rank's tagged
+    traceback follows right below it (which would otherwise claim the untagged error above it)."""
+    lines = [
+        "2026-12-07 00:12:47,254 I rank1 train.py:27] step 25 loss 0.9037",
+        "2026-12-07 00:12:47,263 E rank2 train.py:22] OOM at step 27 (batch 512) - skipping batch",
+        "Traceback (most recent call last):",
+        '  File "/home/user/proj/train.py", line 17, in <module>',
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 2 has a total capacity of "
+        "39.39 GiB of which 2.91 GiB is free.",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/home/user/proj/train.py", line 25, in <module>',
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129] "
+        "Timed out waiting 20000ms for send operation to complete",
+    ]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("cuda_oom", 2)
