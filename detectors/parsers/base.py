@@ -123,16 +123,14 @@ class Segment:
     rank_from: str | None = None  # provenance of ``rank`` (see Event.rank_from)
 
     def emit(self, kind: EventKind, **kw: object) -> Event:
-        ev = Event(
-            kind=kind,
-            source=self.source,
-            rank=self.rank,
-            local_rank=self.local_rank,
-            host=self.pre.host,
-            time=self.pre.time,
-            rank_from=self.rank_from if self.rank is not None else None,
-            **kw,  # type: ignore[arg-type]
-        )
+        """An event of this segment (``kw`` may name another ``rank``: a table's per-rank column)."""
+        if "rank" in kw:
+            ev = Event(kind=kind, source=self.source, local_rank=self.local_rank, host=self.pre.host,
+                       time=self.pre.time, **kw)  # type: ignore[arg-type]
+        else:
+            ev = Event(kind=kind, source=self.source, rank=self.rank, local_rank=self.local_rank, host=self.pre.host,
+                       time=self.pre.time, rank_from=self.rank_from if self.rank is not None else None,
+                       **kw)  # type: ignore[arg-type]
         self.out.append(ev)
         return ev
 

@@ -399,13 +399,29 @@ def _cells(body: str) -> list[str]:
     return parts if len(parts) >= 3 and all(parts) else []
 
 
+# a column of one rank's value in a table of every rank's ("loss[r3]", "loss_rank3", "r3/loss"):
+# read as that rank's own metric, "loss@3"
+_PER_RANK_CELL = re.compile(r"(?P<name>[A-Za-z][\w/.-]*?)(?:\[(?:r|rank) ?(?P<a>\d{1,5})\]|[_/-](?:r|rank)(?P<b>\d{1,5}))"
+                            r"|(?:r|rank)(?P<c>\d{1,5})[_/-](?P<name2>[A-Za-z][\w/.-]*)", re.IGNORECASE)
+
+
+def _header_key(cell: str) -> str | None:
+    key = _HEADER_KEYS.get(cell.strip().casefold().replace("_", " ").replace("-", " "))
+    if key is None and (m := _PER_RANK_CELL.fullmatch(cell.strip())):
+        base = _HEADER_KEYS.get((m.group("name") or m.group("name2")).casefold().replace("_", " ").replace("-", " "))
+        if base in METRIC_KEYS:
+            key = f"{base}@{m.group('a') or m.group('b') or m.group('c')}"
+    return key
+
+
 def _named_columns(cells: list[str]) -> tuple[str | None, ...] | None:
     """A header row's canonical keys (None for a column the table does not know), when at least
-    two are known and one is a metric; else None."""
-    cols = [_HEADER_KEYS.get(c.strip().casefold().replace("_", " ").replace("-", " ")) for c in cells]
+    two are known and one is a metric; else None. A rank's own column is ``key@rank``."""
+    cols = [_header_key(c) for c in cells]
     if cols.count(_RANK_COLUMN) > 1:
         return None
-    if len([c for c in cols if c]) >= 2 and METRIC_KEYS & set(cols) and len(cols) <= 64:
+    bases = {c.partition("@")[0] if c and not c.startswith("@") else c for c in cols}
+    if len([c for c in cols if c]) >= 2 and METRIC_KEYS & bases and len(cols) <= 64:
         return tuple(cols)
     return None
 
@@ -440,6 +456,9 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         return False
     if "step" in values and (not math.isfinite(values["step"]) or values["step"] != int(values["step"])):
         return False
+    per_rank = {k: values.pop(k) for k in [k for k in values if "@" in k[1:]]}
+    if per_rank and seg.rank is None:
+        return _per_rank_rows(seg, values, per_rank)
     own = values.pop("local_grad_norm", None)
     if own is not None:
         values["grad_norm"] = own  # the rank's own norm column beside the reduced one
@@ -451,6 +470,24 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
         if seg.rank is None:
             seg.rank, seg.rank_from = int(rank), "message"  # the row names its process
     return _emit(seg, values, "local")
+
+
+def _per_rank_rows(seg: Segment, shared: dict[str, float], per_rank: dict[str, float]) -> bool:
+    """A row of a table with a column per rank ("step  loss[r0]  loss[r1] ... mean"): one sample
+    per rank, each with the row's shared clock (its own metric only: the mean is not a rank's)."""
+    if seg.sampled:
+        return False
+    step_f = shared.get("step")
+    step = int(step_f) if step_f is not None and math.isfinite(step_f) else None
+    clock = {k: v for k, v in shared.items() if k in ("epoch",)}
+    by_rank: dict[int, dict[str, object]] = {}
+    for k, v in per_rank.items():
+        key, _, who = k.partition("@")
+        by_rank.setdefault(int(who), {})[key] = v
+    for r, vals in sorted(by_rank.items()):
+        seg.emit(EventKind.SAMPLE, step=step, rank=r, rank_from="message", data={**clock, **vals, "scope": "local"})
+    seg.sampled = True
+    return True
 
 
 def _table_row(m: re.Match[str], seg: Segment) -> bool:
@@ -480,7 +517,7 @@ def _csv_row(m: re.Match[str], seg: Segment) -> bool:
 # rows whose best values are in ANSI colours), fastai's "epoch train_loss valid_loss accuracy time":
 # the header names the columns, the rows hold only numbers, read by those names like a CSV file's
 # (colour codes are gone before the scan: parse.py)
-_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/.-]{0,40}")
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/.-]{0,40}(?:\[[A-Za-z]{0,4} ?\d{1,5}\])?")
 _WIDE_GAP = re.compile(r" {2,}")
 PLAIN_TABLE_GAP = 8  # a row more than this many lines below the header or the last row is another text's
 
