@@ -402,3 +402,16 @@ def test_npu_apex_two_line_reports_at_the_start_are_warm_up() -> None:
     lines += [f"{{'loss': {2.5 - i / 10:.4f}, 'learning_rate': 5e-05, 'epoch': {i / 10:.2f}}}" for i in range(1, 9)]
     assert all(i.severity == "info" for i in _run(lines))
     assert any(i.failure == "loss_scale_warmup" for i in _run(lines))
+
+
+def test_a_loops_own_abort_below_its_minimum_scale_is_the_collapse() -> None:
+    # every step after step 30 overflows and halves the scale to 0.5; each rank's guard raises
+    lines = [f"rank{r} step={s} grad overflow -> skipped, loss_scale {2.0 ** (47 - s):g} -> {2.0 ** (46 - s):g}"
+             for s in range(31, 48) for r in (0, 1)]
+    for r in (1, 0):
+        lines += [f"[rank{r}]: Traceback (most recent call last):",
+                  f'[rank{r}]:   File "/home/user/proj/train.py", line 28, in <module>',
+                  f"[rank{r}]: RuntimeError: loss scale 0.5 fell below min_loss_scale=1; every step since the overflow "
+                  "began was skipped. Aborting."]
+    top = _run(lines)[0]
+    assert (top.failure, top.severity) == ("loss_scale_collapse", "critical")
