@@ -170,6 +170,10 @@ class SyncPoint:
     report: int = 0  # which stall-list report first named it (1, 2, ...; 0: not from such a list)
 
 
+# a line that reports an error (the message logger.exception prints above its traceback)
+_ERROR_WORD = re.compile(r"\b(?:E|ERROR|CRITICAL|FATAL)\b|[Ee]rror|[Ee]xception|\b[Ff]ail(?:ed|ure)?\b|\bOOM\b|[Oo]ut of memory")
+
+
 class JobState:
     def __init__(self, job: str = "job", catalog: Catalog | None = None, max_ranks: int = MAX_RANKS) -> None:
         self.job = job
@@ -345,9 +349,13 @@ class JobState:
                 # an untagged traceback right below a line that named its rank ("E rank2 train.py:22]
                 # OOM at step 27 - skipping batch", then logger.exception's traceback): that rank's
                 ev.rank, ev.rank_from = said[1], "block"
-        if ev.rank is not None and ev.rank_from in ("prefix", "message") and (
-                path in self.ranked_line or len(self.ranked_line) < MAX_PROCS):
-            self.ranked_line[path] = (ev.source.line, ev.rank)
+        if ev.rank is not None and ev.rank_from in ("prefix", "message"):
+            # (only a line that reports an error: logger.exception's message, not any rank's note
+            # such as DeepSpeed's "[Rank 0] Creating ZeRO Offload" that another process's traceback follows)
+            if not _ERROR_WORD.search(ev.source.text):
+                self.ranked_line.pop(path, None)
+            elif path in self.ranked_line or len(self.ranked_line) < MAX_PROCS:
+                self.ranked_line[path] = (ev.source.line, ev.rank)
         if self.open_blocks and ev.kind in _CLOSES_BLOCK and not _memory_only(ev):
             blk = self.open_blocks.pop(ev.source.path, None)
             if (blk is not None and blk[2] is not None and ev.kind is EventKind.MATCH and ev.rank is None

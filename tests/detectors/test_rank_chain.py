@@ -516,3 +516,13 @@ def test_an_untagged_traceback_right_below_a_line_naming_its_rank_is_that_ranks(
     ]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("cuda_oom", 2)
+
+
+def test_a_note_naming_a_rank_does_not_claim_the_traceback_below_it() -> None:
+    """DeepSpeed's log_dist prints "[Rank 0] Creating ZeRO Offload" on rank 0 only; the untagged
+    traceback right below it is any process's (here every process raised the same error)."""
+    tb = ["Traceback (most recent call last):", '  File "/home/user/train.py", line 294, in decoupled_optimizer',
+          "AttributeError: 'tuple' object has no attribute 'named_parameters'"]
+    lines = ["[2023-07-24 15:58:17,035] [INFO] [logging.py:96:log_dist] [Rank 0] Creating ZeRO Offload", *tb, *tb, *tb]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_exception", None)
