@@ -1934,15 +1934,16 @@ def _warn_text(f: Finding) -> str | None:
 
 def _first_warn_shared(causes: list[Finding], failure: str) -> bool:
     """The job's first failing NCCL call (its first WARN line) was made by two or more processes
-    in the same words (``Call to ibv_create_cq failed with error Cannot allocate memory`` from
-    two devices of one node): the failure belongs to what they share (the node, its network,
+    of one node in the same words (``Call to ibv_create_cq failed with error Cannot allocate
+    memory`` from devices 7 and 0): the failure belongs to what they share (the node, its HCAs,
     its shared memory), whichever rank a later line of the cascade names."""
     warns = [(f.order, text, f.data["nccl_proc"]) for f in causes
              if f.failure == failure and (text := _warn_text(f)) is not None]
     if not warns:
         return False
-    first = min(warns)[1]
-    return len({proc for _, text, proc in warns if text == first}) >= 2
+    _, first, proc0 = min(warns)
+    host = proc0.rpartition(":")[0]
+    return len({proc for _, text, proc in warns if text == first and proc.rpartition(":")[0] == host}) >= 2
 
 
 def _copy(f: Finding) -> Finding:
