@@ -54,6 +54,7 @@ ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion what
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
 # trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
 ABSURD_LOSS = 1e12
+STUCK_REPEATS = 3  # skips that keep one scale above 1 before it reads as the scaler's floor
 HYSTERESIS_SCALE = 1024.0  # a skip that keeps a scale this high is hysteresis, never a floor (see fp16 moves)
 DRIFT_FACTOR = 10.0  # a learned loss drifting back up to 10x its best, gradually (RankState._drifting)
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
@@ -504,10 +505,14 @@ class JobState:
                 hysteresis="hysteresis" in d,
                 initial=_float(d.get("initial_scale")),
             )
-            if (move.from_scale is not None and move.from_scale == move.to_scale and move.to_scale >= HYSTERESIS_SCALE):
+            if move.from_scale is not None and move.from_scale == move.to_scale and move.to_scale is not None and (
+                    move.to_scale >= HYSTERESIS_SCALE or (move.to_scale >= 2 and sum(
+                        1 for m in self.scale_moves if m.from_scale == m.to_scale == move.to_scale) < STUCK_REPEATS - 1)):
                 # "Attempted loss scale: 1048576.0, reducing to 1048576.0" (DeepSpeed before it said
                 # "but hysteresis is N"): a step skipped without a cut at a scale far above any floor
-                # is the scaler's hysteresis, not a scaler stuck at its minimum
+                # is the scaler's hysteresis, not a scaler stuck at its minimum; so is a first such
+                # skip at a scale above 1 (ZeRO-3's "Attempted loss scale: 256, reducing to 256" at
+                # its initial scale 2^8): only a scale kept again and again is a floor
                 move.hysteresis = True
             grown, self.scale_regrown = self.scale_regrown, None
             if grown is not None and move.to_scale is not None and grown > move.to_scale:

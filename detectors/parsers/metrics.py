@@ -142,6 +142,10 @@ def _as_eval(text: str, values: dict[str, float]) -> bool:
     return True
 
 
+# one member of a pretty-printed JSON object on its own line ('        "loss_scale": 0, ')
+_JSON_MEMBER = re.compile(r'\s*"[\w.-]{1,64}"\s*:\s*[-+\w.]{1,32}\s*,?\s*')
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     records = extract_records(body)
@@ -169,6 +173,8 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         # ("| lg_loss_scale | -0.821 |", OpenAI's logger) is explicit about its key
         key = next(iter(metrics))
         v = values[key]
+        if key == "loss_scale" and v == 0 and _JSON_MEMBER.fullmatch(body):
+            return False  # DeepSpeed's config dump: '"loss_scale": 0,' asks for dynamic loss scaling
         row = tagged or _TABLE_ROW.fullmatch(body) is not None or _QUOTED_KEY.search(body) is not None
         if not row and (key == "loss_scale" or (math.isfinite(v) and not _KEYED_LOSS.search(body))):
             return False

@@ -415,3 +415,25 @@ def test_a_loops_own_abort_below_its_minimum_scale_is_the_collapse() -> None:
                   "began was skipped. Aborting."]
     top = _run(lines)[0]
     assert (top.failure, top.severity) == ("loss_scale_collapse", "critical")
+
+
+_ZERO3 = ("[2021-05-26 04:56:{t:02d},854] [INFO] [stage3.py:2708:_overflow_clean_up] [deepscale] OVERFLOW! Rank 0 "
+          "Skipping step. Attempted loss scale: {s}, reducing to {s}")
+
+
+def test_a_deepspeed_config_dump_and_one_skip_at_the_initial_scale_are_no_collapse() -> None:
+    """DeepSpeed's config dump asks for dynamic scaling with '"loss_scale": 0' (a setting, not
+    a scale of 0), and ZeRO-3's first overflow at its initial scale 2^8 keeps the scale (its
+    hysteresis): a healthy one-step run (huggingface/transformers' DeepSpeed benchmarks' shape)."""
+    lines = ['    "fp16": {', '        "enabled": true, ', '        "loss_scale": 0, ',
+             '        "loss_scale_window": 1000, ', '        "initial_scale_power": 8, ', '        "min_loss_scale": 1', "    }, ",
+             _ZERO3.format(s=256, t=4),
+             "{'train_runtime': 273.0128, 'train_samples_per_second': 3.663, 'epoch': 1.0}"]
+    assert [i.failure for i in _run(lines) if i.severity in ("warning", "critical")] == []
+
+
+def test_one_scale_kept_skip_after_skip_is_the_floor() -> None:
+    # a floor above 1 (min_loss_scale 128): the same "reducing to 128" again and again
+    lines = [_ZERO3.format(s=128, t=t) for t in range(6)]
+    top = _run(lines)[0]
+    assert top.failure == "loss_scale_collapse" and top.severity == "critical"
