@@ -61,6 +61,7 @@ RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be pri
 STARTUP_RUN = 3
 STARTUP_FLOOR = 1024
 STARTUP_AFTER = 2
+FIRST_STEPS = 5  # overflows before a run's 5th logged step, then clean lines: the scaler finding its scale
 SPIKE_PASSED_AFTER = 5  # finite losses logged after a spike that came back at once: enough to call it passed
 SPIKE_BACK_WITHIN = 2  # logged values within which a passing spike's loss is back near its level
 LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad norm rises: learning
@@ -486,7 +487,10 @@ class _Correlator:
         # every scale fp16 training works at without one clean window (stylegan2's 16384 → 2.0);
         # a shorter burst from a scale it had settled at (apex 512 → 2.0) is overflow skips
         long_fall = tail_run >= LONG_RUN and real[-1].to_scale is not None and real[-1].to_scale <= 8
-        if explicit or stuck or pinned or resumed or long_fall or (lowest is not None and lowest <= 1) or (
+        # a scale of 1 is DeepSpeed's and Megatron's floor (min_loss_scale 1) but not fairseq's (1e-4,
+        # "--fp16-init-scale 4" runs start just above it): there, only a scale below 1 is the floor
+        floor = 1.0 if self.ctx.get("framework") != "fairseq" else 0.5
+        if explicit or stuck or pinned or resumed or long_fall or (lowest is not None and lowest <= floor) or (
                 lowest is not None and lowest <= 8 and every_step >= 3):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]
@@ -553,7 +557,7 @@ class _Correlator:
         if grown or settled:
             calibrating = False
             grown = True
-        if not explicit and not grown and self._startup_descent(real):
+        if not explicit and not grown and (self._startup_descent(real) or self._first_steps_then_clean(real)):
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
                                     lowest_scale=lowest, trend=trend, startup_descent=True))
@@ -626,6 +630,20 @@ class _Correlator:
                      if (isinstance(p.data.get("epoch"), float) and p.data["epoch"] >= 1)
                      or (p.step is not None and p.step > LATE_STEP // 5)), default=math.inf)
         return all(m.order < later for m in real[:run])
+
+    def _first_steps_then_clean(self, real: list[ScaleMove]) -> bool:
+        """Every overflow came within the first FIRST_STEPS logged steps of the run, and at least
+        SPIKE_PASSED_AFTER finite metric lines followed with no other: the scaler found its scale
+        from whatever the run set it to start at (fairseq's ``--fp16-init-scale 4``: 4 → 2 → 1)."""
+        if not real or len(real) > STARTUP_AFTER + 1:
+            return False
+        samples = [p for rs in self.st.ranks.values() for p in rs.samples if p.step is not None]
+        last = max(m.order for m in real)
+        before = [p.step for p in samples if p.order < last and p.step is not None]
+        after = [p for p in samples if p.order > last]
+        losses = [p.data.get("loss") for p in after]
+        return (bool(before) and max(before) <= FIRST_STEPS and len(after) >= SPIKE_PASSED_AFTER
+                and all(isinstance(v, float) and math.isfinite(v) for v in losses if v is not None))
 
     def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
         """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a

@@ -437,3 +437,21 @@ def test_one_scale_kept_skip_after_skip_is_the_floor() -> None:
     lines = [_ZERO3.format(s=128, t=t) for t in range(6)]
     top = _run(lines)[0]
     assert top.failure == "loss_scale_collapse" and top.severity == "critical"
+
+
+def _fairseq_inner(update: int, loss: float, scale: int) -> str:
+    return ('2021-03-08 12:31:36 | INFO | train_inner | {"epoch": 1, "update": 0.0, "loss": "' + f"{loss:.3f}"
+            + '", "ppl": "91120.8", "num_updates": "' + str(update) + '", "lr": "2e-05", "gnorm": "20.751", "loss_scale": "'
+            + str(scale) + '"}')
+
+
+def test_overflows_in_the_first_updates_from_a_small_initial_scale_then_clean_are_warm_up() -> None:
+    """fairseq's FSDP example with ``--fp16-init-scale 4``: two overflows after the first two
+    updates take the scale 4 → 2 → 1, then eight clean updates (fairseq's floor is 1e-4, not 1)."""
+    note = "2021-03-08 12:33:12 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: {s}"
+    lines = [_fairseq_inner(1, 16.475, 4), _fairseq_inner(2, 16.446, 4), note.format(s=2.0), note.format(s=1.0)]
+    lines += [_fairseq_inner(u, v, 1) for u, v in zip(range(3, 11), (25.2, 18.1, 23.7, 20.4, 19.0, 18.3, 18.3, 17.6), strict=True)]
+    assert [i.failure for i in _run(lines) if i.severity in ("warning", "critical")] == []
+    # the same two overflows and a third much later are no start-up search
+    late = [*lines, note.format(s=0.5), _fairseq_inner(11, 17.4, 1)]
+    assert any(i.severity in ("warning", "critical") for i in _run(late))
