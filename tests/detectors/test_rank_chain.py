@@ -526,3 +526,11 @@ def test_a_note_naming_a_rank_does_not_claim_the_traceback_below_it() -> None:
     lines = ["[2023-07-24 15:58:17,035] [INFO] [logging.py:96:log_dist] [Rank 0] Creating ZeRO Offload", *tb, *tb, *tb]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_exception", None)
+
+
+def test_argparse_rejecting_every_workers_command_line_is_a_crash_of_the_job() -> None:
+    usage = ["usage: train.py [-h] [--output-dir OUTPUT_DIR] [--data-config DATA_CONFIG]",
+             "                [-d] [--rank-gpu] [--resume] [-v]", "                [config]",
+             "train.py: error: unrecognized arguments: configs/scaling_cgpu.yaml"]
+    top = engine_verdict(usage * 4)[0]
+    assert (top.failure, top.severity, top.rank) == ("rank_exception", "critical", None)
