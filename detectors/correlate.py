@@ -1480,6 +1480,14 @@ class _Correlator:
             for f in guard:
                 f.severity, f.data["stopped_run"] = "critical", True
             spikes = guard + [f for f in spikes if f not in guard and f.failure == "loss_spike"]
+            # an exception the same log raised after the guard's (its caller's handler failing on the
+            # way out: "raise ('Error occured ...')" → TypeError) is part of that stop
+            first = min(f.order for f in guard)
+            paths = {f.evidence[0].path for f in guard if f.evidence}
+            for f in fatal:
+                if (f.failure == "rank_exception" and f.role is Role.CAUSE and f.order > first
+                        and f.evidence and f.evidence[0].path in paths):
+                    f.role = Role.COLLATERAL
         fatal += self.bf16_context(fatal)
         if not fatal and not any(f.severity in ("critical", "warning") for f in numeric + scale + spikes):
             fatal += self.unfinished_tracebacks()

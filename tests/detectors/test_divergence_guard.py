@@ -34,3 +34,16 @@ def test_the_guard_that_stopped_the_run_is_the_divergence() -> None:
 def test_lightnings_divergence_threshold_is_a_spike() -> None:
     top = engine_verdict(["Divergence threshold reached: train_loss = 12.5 > 10.0. Signaling Trainer to stop."])[0]
     assert top.failure == "loss_spike"
+
+
+def test_an_exception_the_guards_caller_raised_on_the_way_out_is_part_of_the_stop() -> None:
+    # the Tacotron-2 family: the guard raises, its caller's handler then fails itself
+    lines = ["Step   67456 [1.078 sec/step, loss=6.73029, avg_loss=6.65925]",
+             "Exiting due to exception: Loss exploded",
+             "Traceback (most recent call last):", '  File "/home/user/wavenet_vocoder/train.py", line 313, in train',
+             "    raise Exception('Loss exploded')", "Exception: Loss exploded",
+             "Traceback (most recent call last):", '  File "train.py", line 85, in train',
+             "    raise ('Error occured while training Wavenet, Exiting!')",
+             "TypeError: exceptions must derive from BaseException"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity) == ("loss_spike", "critical")
