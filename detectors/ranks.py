@@ -88,19 +88,21 @@ _NCCL_DEV = re.compile(r"(?:\S+\.(?:cc|cu|h):\d+ )?NCCL (?:INFO|WARN)\b")
 BRACKETS_KEPT = 4096  # leading "[N] " numbers remembered per file (a viewer's line numbers never repeat)
 
 
-def _bracket_rank(n: int, state: FileState) -> bool:
+def _bracket_rank(n: int, state: FileState, line: int) -> bool:
     """Whether a leading ``[N] `` is a rank: once any such number came back on a second line
-    (line numbers never do), the file's brackets are ``mpirun -prepend-rank`` tags."""
+    (line numbers never do), the file's brackets are ``mpirun -prepend-rank`` tags. (The same
+    line read twice, as the shape cache verifies it, is no second line.)"""
     if getattr(state, "bracket_ranks", False):
         return True
     seen = getattr(state, "bracket_seen", None)
-    if seen is None:
+    if not isinstance(seen, dict):
         return False  # a FileState pickled by an older version
-    if n in seen:
+    first = seen.get(n)
+    if first is not None and first != line:
         state.bracket_ranks = True
         return True
-    if len(seen) < BRACKETS_KEPT:
-        seen.add(n)
+    if first is None and len(seen) < BRACKETS_KEPT:
+        seen[n] = line
     return False
 
 
@@ -116,7 +118,7 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
     local = pre.local_rank
     if rank is not None and rank == pre.task and getattr(job, "srun_node_tasks", False):
         rank = None  # an srun label of a node's task (torchrun's ranks under it), not a rank
-    if rank is None and pre.bracket is not None and not (pre.host is None and _NCCL_DEV.match(pre.body)) and _bracket_rank(pre.bracket, state):
+    if rank is None and pre.bracket is not None and not (pre.host is None and _NCCL_DEV.match(pre.body)) and _bracket_rank(pre.bracket, state, line):
         rank = pre.bracket
     if rank is not None and not plausible(rank, job.trusted_ws):
         job.implausible += 1

@@ -79,7 +79,7 @@ class FileState:
     progress_cols: tuple[str | None, ...] | None = None
     # the numbers of leading "[N] " seen (bounded): a viewer numbers each line once, so a number
     # seen on two lines is a rank tag (``mpirun -prepend-rank``), and from then on every one is
-    bracket_seen: set[int] = field(default_factory=set)
+    bracket_seen: dict[int, int] = field(default_factory=dict)  # number → the line it was first seen on
     bracket_ranks: bool = False
     bar_zero: bool = False  # the last bar this file showed stood at 0/N (parse.py: a loop that had not begun)
     progress_line: int | None = None
