@@ -210,12 +210,20 @@ class _Correlator:
             # one rank's own grad norm non-finite while the others logged finite ones at that step:
             # its gradients, before any reduction (a reduced norm is the same on every rank)
             initiator = lone_grad
+        if initiator is None and not loss_bad and not grad_bad and not self.zero_only():
+            # a rank's own evaluation went non-finite ("[R2] Epoch 3 validation: msle nan") while the
+            # other ranks' evaluations of that point were finite: that rank's model or data
+            own_eval = sorted(((k, r) for k, r in global_bad if k is not None and k[0] == "g"
+                               and r.data.get("scope") == "local" and isinstance(v := r.data.get("eval_loss"), float)
+                               and math.isnan(v)), key=lambda kr: clock(kr[1]))
+            if own_eval and not any(clock(kr[1])[:3] == clock(own_eval[0][1])[:3] for kr in own_eval[1:]):
+                initiator = own_eval[0]
         all_bad = loss_bad + grad_bad + global_bad
         all_bad.sort(key=lambda kr: clock(kr[1]))
         head = initiator or all_bad[0]
         rank = rank_of(head[0]) if initiator else None
         rec = head[1]
-        metric = ("grad_norm" if head is lone_grad else "loss") if initiator or head in loss_bad else (
+        metric = ("grad_norm" if head is lone_grad else "eval_loss" if head in global_bad else "loss") if initiator or head in loss_bad else (
             "loss (reduced over ranks)" if head in global_bad else "grad_norm")
         f = self.finding("nonfinite_loss", rank, rec.step, rec.time, [rec.source], metric=metric,
                          local=initiator is not None, value=_value_text(rec, metric))
@@ -1788,7 +1796,8 @@ class _Correlator:
                 lines.append("The scale is still calibrating from its high initial value: this is expected at the start of fp16 training.")
             lines.append("The overflow flag is all-reduced across ranks, so no single rank can be named from the logs.")
         elif failure in _NUMERIC:
-            scope = "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}"
+            scope = ("its own evaluation loss (the other ranks' were finite)" if d.get("metric") == "eval_loss"
+                     else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")
             lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
             if rank is None:
                 lines.append("The value is reduced over ranks (or every rank went non-finite in the same step), so the logs cannot tell which rank started it.")
@@ -1927,7 +1936,7 @@ def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None
 
 
 def _value_text(rec: SampleRec, metric: str) -> str:
-    key = "grad_norm" if metric == "grad_norm" else "loss"
+    key = metric if metric in ("grad_norm", "eval_loss") else "loss"
     v = rec.data.get(key)
     if rec.data.get("loss_missing"):
         return "loss field missing (NaN average)"

@@ -77,11 +77,11 @@ _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:
 _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}"
                          r"|(?:[Hh]ost|[Nn]ode|[Ww]orker|[Mm]achine)(?:[-_]?\d{1,3}|[-_]?[A-Z]|[-_][a-z])): ")
 _RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
-_SHORT_RANK = re.compile(r"\[r(?P<n>\d{1,6})\]:?\s")
-# a user's own short rank tag at the very start of a line: "rank3: ", "[r3] "
-_USER_RANK = re.compile(r"(?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
+_SHORT_RANK = re.compile(r"\[[rR](?P<n>\d{1,6})\]:?\s")
+# a user's own short rank tag at the very start of a line: "rank3: ", "[r3] ", "[R3] "
+_USER_RANK = re.compile(r"(?:rank|\[[rR])(?P<n>\d{1,6})[:\]]\s")
 # ... after the level word alone (a format string "%(levelname)s rank%(rank)s: %(message)s")
-_LEVEL_USER_RANK = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[: ](?:rank|\[r)(?P<n>\d{1,6})[:\]]\s")
+_LEVEL_USER_RANK = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[: ](?:rank|\[[rR])(?P<n>\d{1,6})[:\]]\s")
 _C10 = re.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
 )

@@ -51,6 +51,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # (Kaldi-lineage speech toolkits call the held-out set "cv": WeNet's "cv_loss", CAT's "mean_cv_loss")
     "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss",
                   "cv_loss", "cv loss", "mean_cv_loss"),
+    # an error measure of a regression model: the held-out loss when the line is an evaluation's
+    # ("val/rmsle nan", "[R2] Epoch 3 validation: msle nan"), never read as the training loss
+    "error": ("mse", "msle", "rmse", "rmsle", "mae"),
     # a log-likelihood the run maximises (Kaldi/EESEN's CTC "Obj(log[Pzx]) = -8.45"): read as the
     # loss it stands for, its negative (see _close)
     "loglik": ("log_likelihood", "log likelihood", "log-likelihood", "loglikelihood", "loglik", "obj(log[pzx])",
@@ -182,7 +185,7 @@ def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
                 out[key] = p
             continue
         if evns:
-            if key != "loss":
+            if key not in ("loss", "error") or (key == "error" and "eval_loss" in out):
                 continue  # eval/grad_norm and the like are not training signals
             key = "eval_loss"
         if key in out:

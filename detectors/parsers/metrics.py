@@ -38,6 +38,8 @@ _TRIGGER = (
     r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL|[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\))['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
+    # a regression model's error measure (the held-out loss on an evaluation line: "val/rmsle nan")
+    r"|(?:^|[^A-Za-z])(?:r?msl?e|mae|R?MSL?E|MAE)['\"]?\s{0,16}[:=]?\s{0,16}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
     # a loss component named after the loss ("loss_rpn_cls: 156.29", mmdet)
     r"|[Ll]oss_[A-Za-z][A-Za-z0-9_]{0,30}['\"]?\s{0,4}[:=]\s{0,4}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
 )
@@ -125,12 +127,21 @@ _EVAL_TAG = re.compile(r"[\[(](?i:valid|validation|val|eval|evaluation)[\])]|\bv
                        r"|\bvalidation loss at (?:iteration|the end)")
 
 
+_EVAL_WORD = re.compile(r"\b(?i:validation|valid|val|eval|evaluation|test|dev)\b")
+
+
 def _as_eval(text: str, values: dict[str, float]) -> bool:
     """A line tagged as an evaluation: its loss (or perplexity) is the held-out loss, a series
     of its own (``eval_loss``), never mixed into the training loss the spike rules judge.
     ``text`` is the segment before prefix stripping (Marian's tag reads like a logger label)."""
-    if "loss" not in values or "eval_loss" in values:
+    if "eval_loss" in values or ("loss" not in values and "error" not in values):
         return False
+    if "loss" not in values:
+        # an error measure alone ("Epoch 3 validation: msle nan"): any word of evaluation tags it
+        if _EVAL_WORD.search(text) is None:
+            return False
+        values["eval_loss"] = values.pop("error")
+        return True
     tag = _EVAL_TAG.search(text)
     if tag is None or _TRAIN_TAG.search(text, 0, tag.start()) is not None:
         return False  # untagged, or "[Train] loss: 0.5 ... [Val] loss: 0.6": the first loss is a training one

@@ -1,0 +1,44 @@
+"""A regression model's error measures (mse, msle, rmse, rmsle, mae) on an evaluation line are
+its held-out loss: one rank's evaluation going NaN while the others' stay finite names that
+rank; the same measure on a training line is never read as the training loss."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.parsers.fields import extract_records
+from tests.helpers import engine_events, engine_verdict
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("[val]   step 20 rank 2 val/rmsle nan (4 batches)", "eval_loss"),
+    ("val_mse: 0.3", "eval_loss"),
+    ("eval/mae 0.12", "eval_loss"),
+])
+def test_an_error_measure_under_an_evaluation_name_is_the_held_out_loss(line: str, want: str) -> None:
+    assert want in extract_records(line)[0]
+
+
+def test_an_error_measure_on_a_training_line_is_not_the_loss() -> None:
+    events = engine_events(["step 10 mse 0.31", "step 20 mse nan"])
+    assert not any("loss" in ev.data or "eval_loss" in ev.data for ev in events)
+
+
+def _epochs(bad: dict[int, int]) -> list[str]:
+    lines = []
+    for e in range(1, 5):
+        for r in range(3):
+            lines.append(f"[R{r}] Epoch {e} [400/400]\tloss {0.01 / e + r / 1000:.5f}")
+            v = "nan" if e >= bad.get(r, 99) else f"{0.004 / e + r / 1000:.5f}"
+            lines.append(f"[R{r}] Epoch {e} validation: msle {v}")
+    return lines
+
+
+def test_one_ranks_evaluation_going_nan_names_it() -> None:
+    top = engine_verdict(_epochs({2: 3}))[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", 2)
+
+
+def test_every_ranks_evaluation_going_nan_at_once_names_none() -> None:
+    top = engine_verdict(_epochs({0: 3, 1: 3, 2: 3}))[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", None)
