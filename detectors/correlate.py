@@ -296,7 +296,13 @@ class _Correlator:
 
     def _lone_bad_grad(self, grad_bad: list[tuple[RankKey, SampleRec]]) -> tuple[RankKey, SampleRec] | None:
         """The one rank (a global tag) whose grad norm went non-finite while another rank logged a
-        finite grad norm at that same step."""
+        finite grad norm at that same step; or the one rank whose own norm (a ``local_grad_norm``
+        key) went non-finite first, whatever the reduced norm other ranks logged beside it."""
+        own = sorted((kr for kr in grad_bad if kr[1].data.get("own_grad") and kr[0] is not None and kr[0][0] == "g"
+                      and kr[1].step is not None), key=lambda kr: (kr[1].step, kr[1].order))
+        if own and (len(own) == 1 or own[1][1].step != own[0][1].step) and not any(
+                kr[1].step is not None and kr[1].step < (own[0][1].step or 0) for kr in grad_bad):
+            return own[0]
         if len(grad_bad) != 1 or grad_bad[0][0] is None or grad_bad[0][0][0] != "g" or grad_bad[0][1].step is None:
             return None
         key, rec = grad_bad[0]

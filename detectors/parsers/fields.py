@@ -252,6 +252,7 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
     own = out.pop("local_grad_norm", None)
     if own is not None:
         out["grad_norm"] = own  # the rank's own norm beside the reduced one: this rank's signal
+        out["own_grad"] = 1.0
     reduced = out.pop("global_grad_norm", None)
     if reduced is not None and "grad_norm" not in out and not METRIC_KEYS & out.keys():
         # only the reduced norm on the line: every rank's at once, no rank's own (see "reduced")

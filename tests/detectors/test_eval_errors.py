@@ -42,3 +42,14 @@ def test_one_ranks_evaluation_going_nan_names_it() -> None:
 def test_every_ranks_evaluation_going_nan_at_once_names_none() -> None:
     top = engine_verdict(_epochs({0: 3, 1: 3, 2: 3}))[0]
     assert (top.failure, top.rank) == ("nonfinite_loss", None)
+
+
+def test_the_rank_whose_own_grad_norm_went_non_finite_is_named_beside_the_reduced_one() -> None:
+    """structlog key=value lines: rank 0 logs the all-reduced ``grad_norm=inf`` it skips on,
+    rank 2 its own ``local_grad_norm=inf`` at the same step (a generated job's shape, corpus g19-017)."""
+    lines = [f"2026-12-06T05:21:17.{s:02d}Z [info     ] train_step grad_norm=0.0556 local_grad_norm=0.0556 loss=1.05 rank={r} step={s}"
+             for s in range(30, 36) for r in range(3)]
+    lines += ["2026-12-06T05:21:17.38Z [warning  ] non_finite_grad_norm_skipping_step grad_norm=inf rank=0 step=38",
+              "2026-12-06T05:21:17.38Z [warning  ] local_grad_norm_not_finite     local_grad_norm=inf loss=0.884 rank=2 step=38"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", 2)
