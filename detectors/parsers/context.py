@@ -44,7 +44,7 @@ _WORLD = re.compile(
     # distribution-strategy examples print "Number of devices: 2", the replicas in sync)
     r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:|GPU number:"
     r"|Num\. of GPUs|^Number of devices"
-    r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)\s*+[=:]?\s*+(?P<v>\d+)"
+    r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)['\"]?\s*+[=:]?\s*+(?P<v>\d+)"
 )
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
 _NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")

@@ -177,3 +177,9 @@ def test_ranks_announcing_they_joined_then_silence_stopped_in_set_up() -> None:
         assert _scanned(lines) == [("rank_hang", "info", None)]
         trained = [*lines, "2022-02-15 15:53:40 | INFO | yolox.core.trainer:261 - epoch: 1/300, iter: 10/1833, loss: 14.2"]
         assert all(f != "rank_hang" for f, _, _ in _scanned(trained))
+
+
+def test_a_structured_loggers_json_world_size_gives_the_world() -> None:
+    # structlog's JSON renderer quotes the key: '"world_size": 3' (a generated job's shape)
+    lines = ['{"rank": 0, "world_size": 3, "optimizer": "Adam", "lr": 0.001, "event": "train_start", "level": "info"}']
+    assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
