@@ -72,7 +72,7 @@ def _emit(seg: Segment, values: dict[str, float], scope: str, loss_missing: bool
 
 
 # --- any shape: known keys with any separator (detectors/parsers/fields.py) -------------
-_JSON_RANK = re.compile(r'"(?:rank|global_rank|RANK)"\s*:\s*\d')
+_JSON_RANK = re.compile(r"""['"](?:rank|global_rank|RANK)['"]\s*:\s*\d""")
 
 
 def _scope(body: str, values: dict[str, float]) -> str:
@@ -82,8 +82,10 @@ def _scope(body: str, values: dict[str, float]) -> str:
     the logging rank's view of the job: they never name the rank a NaN came from.
     """
     head = body.lstrip()[:2]
-    if head == '{"' and _JSON_RANK.search(body):
-        return "local"  # a structured logger that says which rank wrote the line
+    if head in ('{"', "{'") and _JSON_RANK.search(body):
+        # a structured logger (or a dict print) that says which rank wrote the line: its own
+        # values (HF Trainer's dict never holds a rank)
+        return "local"
     if head.startswith("|") or head in ("{'", '{"'):
         return "global"
     return "local"

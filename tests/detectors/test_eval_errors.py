@@ -53,3 +53,13 @@ def test_the_rank_whose_own_grad_norm_went_non_finite_is_named_beside_the_reduce
               "2026-12-06T05:21:17.38Z [warning  ] local_grad_norm_not_finite     local_grad_norm=inf loss=0.884 rank=2 step=38"]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("nonfinite_loss", 2)
+
+
+def test_a_dict_print_that_names_its_rank_holds_that_ranks_own_loss() -> None:
+    """``print({'rank': r, 'step': s, 'loss': ...})``: unlike HF Trainer's dict (the logging
+    rank's reduced view, no rank key), a dict with a rank key is that rank's own value."""
+    lines = [f"{{'rank': {r}, 'step': {s}, 'loss': {1.0 / s + r / 100:.4f}, 'lr': 0.005}}" for s in range(10, 90, 10)
+             for r in range(3)]
+    lines += [f"{{'rank': {r}, 'step': 90, 'loss': {102161.9 if r == 2 else 0.05}, 'lr': 0.005}}" for r in range(3)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("loss_spike", 2)
