@@ -159,6 +159,9 @@ def _as_eval(text: str, values: dict[str, float]) -> bool:
 _JSON_MEMBER = re.compile(r'\s*"[\w.-]{1,64}"\s*:\s*[-+\w.]{1,32}\s*,?\s*')
 
 
+_SCALER_WORD = re.compile(r"(?i:loss[ _-]?scal|grad[ _-]?scal|scaler|\bamp\b|fp16|float16|half|overflow|lg_loss)")
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     records = extract_records(body)
@@ -166,6 +169,10 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         return _glued(seg, body, records)
     values = records[0]
     tagged = _as_eval(seg.raw or body, values)
+    if "loss_scale" in values and not values.keys() & {"loss", "grad_norm", "eval_loss"} and not _SCALER_WORD.search(body):
+        # a bare "scale" with nothing of the loss or the scaler beside it ("late_qat:enabled
+        # step:5227 scale:0.1499", a quantizer's scale) is no loss scale
+        del values["loss_scale"]
     metrics = METRIC_KEYS & values.keys()
     if not metrics:
         return False

@@ -455,3 +455,13 @@ def test_overflows_in_the_first_updates_from_a_small_initial_scale_then_clean_ar
     # the same two overflows and a third much later are no start-up search
     late = [*lines, note.format(s=0.5), _fairseq_inner(11, 17.4, 1)]
     assert any(i.severity in ("warning", "critical") for i in _run(late))
+
+
+def test_a_bare_scale_with_nothing_of_the_loss_beside_it_is_no_loss_scale() -> None:
+    # a quantization-aware training switch logging its quantizer's scale (a committed run log's line)
+    lines = [f"step:{s}/20000 train_loss:{2.1 - s / 10000:.4f} train_time:{s * 100}ms" for s in range(5000, 5230, 10)]
+    lines += ["late_qat:enabled step:5227 scale:0.1499"]
+    lines += [f"step:{s}/20000 train_loss:{1.6:.4f} train_time:{s * 100}ms" for s in range(5230, 5300, 10)]
+    assert [i.failure for i in _run(lines) if i.severity in ("warning", "critical")] == []
+    # the same value on a scaler's line is one
+    assert any(i.failure == "loss_scale_collapse" for i in _run([*lines, "step:5300 amp scale:0.1499 loss:1.6"]))
