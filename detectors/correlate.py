@@ -552,6 +552,9 @@ class _Correlator:
         late = (bool(steps) and min(steps) > LATE_STEP) or (first_val is not None and first_val > LATE_STEP) or (
             self.st.max_epoch >= LATE_EPOCH)
         inits = _INITIAL_SCALES[None] | _INITIAL_SCALES.get(self.ctx.get("framework"), set())
+        said = self.ctx.get("initial_scale")  # the run's own word for where its scaler started
+        if isinstance(said, float):
+            inits = inits | {said}
         head0 = real[0] if real else None
         start = None if head0 is None else head0.from_scale if head0.from_scale is not None else (
             head0.to_scale * 2 if head0.to_scale is not None else None)
@@ -560,7 +563,9 @@ class _Correlator:
         calibrating = start is None or start >= min(inits) / 1024
         # overflows that keep coming above the scaler's own starting scale: it had grown back over
         # many good steps, so this is not warm-up (one such overflow alone is the scaler probing)
-        grown = len(real) >= 2 and any(m.initial is not None and start is not None and start > m.initial for m in real)
+        grown = len(real) >= 2 and any(
+            (initial := said if isinstance(said, float) else m.initial) is not None and start is not None and start > initial
+            for m in real)
         # or a metric line had already logged the scale settled below its start before the
         # overflows came (guided-diffusion's table: lg_loss_scale 17.9 for a while, start 20):
         # the search was over, these overflows are new

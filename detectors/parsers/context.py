@@ -75,6 +75,12 @@ def _precision_from(v: str) -> str | None:
     return None
 
 
+# the dynamic loss scaler's starting scale as the run sets it: "initial loss scale 16777216.0",
+# GradScaler(init_scale=...), DeepSpeed's '"initial_scale_power": 24' (2^N)
+_INIT_SCALE = re.compile(r"(?i:initial[ _]loss[ _]scale|init[ _]scale)['\"]?\s{0,2}[:=]?\s{0,2}(?P<v>\d+(?:\.\d*)?(?:[eE]\+?\d+)?)\b"
+                         r"|initial_scale_power['\"]?\s{0,2}[:=]\s{0,2}(?P<p>\d{1,2})\b")
+
+
 def _context(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     for fm in _FLAG.finditer(body):
@@ -98,6 +104,11 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
     dm = _DTYPE.search(body)
     if dm and (p := _precision_from(dm.group("v"))):
         _ctx(seg, "precision", p)
+    im = _INIT_SCALE.search(body)
+    if im:
+        v = float(im.group("v")) if im.group("v") else 2.0 ** int(im.group("p"))
+        if 1 <= v <= 2.0 ** 40:
+            _ctx(seg, "initial_scale", v)
     sm = _SCALING.search(body)
     if sm:
         _ctx(seg, "loss_scaling", sm.group("v").lower() in _TRUE)
@@ -172,7 +183,7 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
 RULES = [
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.nccl_tests_row",

@@ -465,3 +465,16 @@ def test_a_bare_scale_with_nothing_of_the_loss_beside_it_is_no_loss_scale() -> N
     assert [i.failure for i in _run(lines) if i.severity in ("warning", "critical")] == []
     # the same value on a scaler's line is one
     assert any(i.failure == "loss_scale_collapse" for i in _run([*lines, "step:5300 amp scale:0.1499 loss:1.6"]))
+
+
+def test_a_descent_from_the_initial_scale_the_run_announced_is_warm_up() -> None:
+    """A scaler printing apex's words but started at 2^24 ("initial loss scale 16777216.0"):
+    seven halvings before the first metric line are its search, not overflows above apex's 2^16."""
+    lines = ["Using fp16 mixed precision, initial loss scale 16777216.0"]
+    lines += [f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {2.0 ** e}" for e in range(23, 16, -1)]
+    lines += [f"step {s} train_loss {0.9 - s / 1000:.4f} loss_scale 131072.0" for s in range(40, 300, 20)]
+    found = {i.failure: i.severity for i in _run(lines)}
+    assert found.get("loss_scale_warmup") == "info" and "fp16_overflow_skips" not in found
+    # without the run's word, apex's 2^16 is its start: overflows from above it are mid-run
+    found = {i.failure: i.severity for i in _run(lines[1:])}
+    assert "loss_scale_warmup" not in found
