@@ -504,8 +504,11 @@ class _Correlator:
         # a scale of 1 is DeepSpeed's and Megatron's floor (min_loss_scale 1) but not fairseq's (1e-4,
         # "--fp16-init-scale 4" runs start just above it): there, only a scale below 1 is the floor
         floor = 1.0 if self.ctx.get("framework") != "fairseq" else 0.5
-        if explicit or stuck or pinned or resumed or long_fall or (lowest is not None and lowest <= floor) or (
-                lowest is not None and lowest <= 8 and every_step >= 3):
+        # the scale grew back after the streak's last halving, the loss finite all the while: the
+        # scaler rode the overflows out (skips, not a scale stuck at its floor)
+        regrew = lowest is not None and last is not None and lowest > floor and self._regrew_after(last, lowest)
+        if explicit or stuck or pinned or (not regrew and (resumed or long_fall or (lowest is not None and lowest <= floor) or (
+                lowest is not None and lowest <= 8 and every_step >= 3))):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]
             run_start = real[-tail_run] if real and tail_run else last
@@ -599,7 +602,7 @@ class _Correlator:
             early = (start in inits and trend is None and (lowest is None or lowest >= min(start / 512, 1024))) or descent or (
                 first_step is not None and all(m.order < first_step for m in real))
         isolated = len(real) <= 3
-        if trend == "speeding" and lowest is not None and lowest <= 128:
+        if trend == "speeding" and lowest is not None and lowest <= 128 and not regrew:
             run_start = real[-tail_run] if real and tail_run else last
             out.append(self.finding(
                 "loss_scale_collapse", None, run_start.step if run_start else None, last.time if last else None,
@@ -649,6 +652,14 @@ class _Correlator:
                      if (isinstance(p.data.get("epoch"), float) and p.data["epoch"] >= 1)
                      or (p.step is not None and p.step > LATE_STEP // 5)), default=math.inf)
         return all(m.order < later for m in real[:run])
+
+    def _regrew_after(self, last: ScaleMove, lowest: float) -> bool:
+        """A metric line after the last halving logged a scale above the lowest one, and every
+        loss logged after it is finite."""
+        after = [p for rs in self.st.ranks.values() for p in rs.samples if p.order > last.order]
+        scales = [v for p in after if isinstance(v := p.data.get("loss_scale"), float) and math.isfinite(v)]
+        losses = [v for p in after if isinstance(v := p.data.get("loss"), float)]
+        return bool(scales) and max(scales) > lowest and all(math.isfinite(v) for v in losses)
 
     def _first_steps_then_clean(self, real: list[ScaleMove]) -> bool:
         """Every overflow came within the first FIRST_STEPS logged steps of the run, and at least

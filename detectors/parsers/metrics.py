@@ -256,7 +256,12 @@ _DS_PIPE = re.compile(rf"steps: (?P<step>\d+) loss: (?P<loss>{_NUM})")
 def _deepspeed(m: re.Match[str], seg: Segment) -> bool:
     sm = _DS_STEP.search(seg.body)
     if sm:
-        return _emit(seg, {"step": float(sm.group("step")), "skipped": float(sm.group("skipped"))}, "global")
+        values = {"step": float(sm.group("step")), "skipped": float(sm.group("skipped"))}
+        # a loop that adds its own fields to DeepSpeed's line ("..., loss_scale=32.0, loss=0.88954")
+        rest = extract_records(seg.body[sm.end():])
+        if len(rest) == 1:
+            values.update({k: v for k, v in rest[0].items() if k in METRIC_KEYS})
+        return _emit(seg, values, "global")
     pm = _DS_PIPE.search(seg.body)
     if pm:
         v = parse_number(pm.group("loss"))

@@ -478,3 +478,22 @@ def test_a_descent_from_the_initial_scale_the_run_announced_is_warm_up() -> None
     # without the run's word, apex's 2^16 is its start: overflows from above it are mid-run
     found = {i.failure: i.severity for i in _run(lines[1:])}
     assert "loss_scale_warmup" not in found
+
+
+_DS_LINE = "[2026-12-07 00:33:41,{ms:03d}] [INFO] [train.py:42:<module>] step={s}, skipped={k}, lr=[0.001], loss_scale={sc}, loss={l}"
+_DS_SKIP = ("[2026-12-07 00:33:41,{ms:03d}] [INFO] [train.py:22:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+            "Attempted loss scale: {a}, reducing to {b}")
+
+
+def test_a_mid_run_streak_the_scaler_grew_back_from_is_overflow_skips() -> None:
+    """A loop that adds its loss and scale to DeepSpeed's step line: eleven halvings mid-run
+    (32768 → 16), then the loss is back and the scale grows again: skips, no collapse."""
+    lines = [_DS_LINE.format(ms=s, s=s, k=0, sc=32768.0, l=f"{0.9 - s / 1000:.5f}") for s in range(20, 140, 20)]
+    lines += [_DS_SKIP.format(ms=140 + i, a=2.0 ** (15 - i), b=2.0 ** (14 - i)) for i in range(11)]
+    lines += [_DS_LINE.format(ms=160, s=160, k=11, sc=16.0, l="42021.44141")]
+    lines += [_DS_LINE.format(ms=s // 2, s=s, k=11, sc=16.0 if s < 260 else 32.0, l="0.8") for s in range(180, 300, 20)]
+    found = {i.failure: i.severity for i in _run(lines)}
+    assert "loss_scale_collapse" not in found
+    # the same streak with the scale left at 16 and no line after it: the scaler's floor
+    found = {i.failure: i.severity for i in _run(lines[:-6])}
+    assert found.get("loss_scale_collapse") == "critical"
