@@ -29,6 +29,7 @@ from typing import Any
 from detectors.detect import ABSURD_LOSS, JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
+from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.prefixes import split_prefixes
 from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher
 from detectors.symptoms import symptom_incidents
@@ -1217,6 +1218,9 @@ class _Correlator:
         where: dict[int, tuple[float, ...]] = {}
         for k, rs in ranks.items():
             mark = rs.last_step if rs.last_step is not None else rs.last_progress
+            noted = getattr(rs, "last_progress", None)
+            if mark is not None and noted is not None and mark < noted < EPOCH_WEIGHT:
+                mark = noted  # a note of the step it began ("step_begin 23") after its last metric line
             if k is not None and k[0] == "g" and mark is not None:
                 where[k[1]] = (float(mark),)
         if len(where) < 2:

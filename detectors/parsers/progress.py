@@ -19,7 +19,7 @@ __all__ = ["RULES"]
 
 # the counter, not a count of things ("step 44: batch ready (16 samples)": 16 is no batch index)
 _COUNTER = re.compile(
-    r"\b(?:[Gg]lobal[_ ]step|[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|[Bb]atch|BATCH)\b\s{0,2}[=:#]?\s{0,2}\[?\s{0,4}(?P<n>\d{1,9})\b(?!\.\d)"
+    r"\b(?:[Gg]lobal[_ ]step|[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|[Bb]atch|BATCH)\b['\"]?\s{0,2}[=:#]?\s{0,2}\[?\s{0,4}(?P<n>\d{1,9})\b(?!\.\d)"
     r"(?!\s*(?:samples|images|tokens|sequences|examples|items|elements)\b)"
 )
 _EPOCH = re.compile(r"\b(?:[Ee]poch|EPOCH)\b\s{0,2}[=:#]?\s{0,2}\[?\s{0,4}(?P<e>\d{1,6})\b")
@@ -45,7 +45,7 @@ def _bar_edge(m: re.Match[str], seg: Segment) -> bool:
 
 # the scan's trigger: the key as a word of its own ("optimizer_step: 12.6" is a timer), then an
 # integer ("step: 58.03" is a duration)
-RULES = [Rule("progress.counter", r"(?:^|[^A-Za-z_])(?:[Ss]tep|STEP|[Ii]ter|ITER|[Bb]atch|BATCH)[ =:#\[]{1,5}[0-9]{1,9}(?:[^0-9.]|$)",
+RULES = [Rule("progress.counter", r"(?:^|[^A-Za-z_])(?:[Ss]tep|STEP|[Ii]ter|ITER|[Bb]atch|BATCH)['\"]?[ =:#\[]{1,5}[0-9]{1,9}(?:[^0-9.]|$)",
               _counter),
          # a bar at its start (0%), its end (100%) or its first few steps: so few lines of a bar that
          # the parse can see whether a loop's bar ever moved past 0 (the rest of a bar is noise)

@@ -203,3 +203,12 @@ def test_a_stop_after_every_rank_but_one_noted_a_step_names_that_one() -> None:
     # with rank 2's note too, nobody is behind
     top = engine_verdict([*lines[:5], "rank 2 step 0: backward done, all-reducing grads", *_sigterm("23:56:10")])[0]
     assert (top.failure, top.rank) == ("rank_hang", None)
+
+
+def test_json_step_notes_show_the_rank_that_never_began_the_next_step() -> None:
+    # JSON events: every rank ends step 22 (with its loss), ranks 0, 2, 3 begin step 23, then SIGTERM
+    ev = '{{"ts": 1796603391.4, "rank": {r}, "event": "{e}", "step": {s}{extra}}}'
+    lines = [ev.format(r=r, e="step_end", s=s, extra=f', "loss": {0.4 - s / 100:.4f}') for s in range(20, 23) for r in range(4)]
+    lines += [ev.format(r=r, e="step_begin", s=23, extra="") for r in (0, 2, 3)]
+    top = engine_verdict([*lines, *_sigterm("23:56:10")])[0]
+    assert (top.failure, top.rank) == ("rank_hang", 1)
