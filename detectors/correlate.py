@@ -739,7 +739,9 @@ class _Correlator:
         if not notes:
             return None, None, None
         ranks = {self.resolve(n[0], n[1]) for n in notes}
-        several = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+        # (a rank numbered 1 or more is itself one of several)
+        several = (len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+                   or any(r is not None and r >= 1 for r in ranks))
         if len(ranks) != 1 or None in ranks or not several:
             return None, None, None
         return next(iter(ranks)), "local_overflow", notes[0][4]

@@ -133,3 +133,17 @@ def test_a_note_naming_the_parameter_is_a_local_note_too() -> None:
     ]
     found = [i for i in engine_verdict(lines) if i.failure == "fp16_overflow_skips"]
     assert found and found[0].rank == 2
+
+
+def test_a_rank_numbered_above_zero_is_one_of_several_whatever_else_the_log_shows() -> None:
+    """Only rank 2 ever tags a line (its own overflow notes) and nothing gives the world size:
+    a rank 2 is itself one of several, so its notes name it."""
+    lines = [f"step {s} loss 4.39 scale 524288" for s in range(20, 100, 20)]
+    scale = 524288.0
+    for step in range(96, 140, 2):
+        lines.append(f"[rank 2] step {step}: fp16 grad overflow in mlp.weight, lm_head.weight (scale={scale:g})")
+        scale /= 2
+        lines.append(f"Gradient overflow.  Skipping step, reducing loss scale to {scale:g}")
+    lines += [f"step {s} loss 4.38 scale {scale:g}" for s in range(140, 240, 20)]
+    top = engine_verdict(lines)[0]
+    assert top.rank == 2 and top.failure in ("fp16_overflow_skips", "loss_scale_collapse")
