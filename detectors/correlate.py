@@ -929,6 +929,12 @@ class _Correlator:
                 continue
             ended = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
                      if e.data["exitcode"] in codes and e.data.get("trusted", True)}
+            if len(ended) > 1:
+                # several ended that way (the others aborted a moment later, "terminate called
+                # without an active exception"): torchrun's first observed failure is the one
+                first = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
+                         if e.data["exitcode"] in codes and e.data.get("root_cause")}
+                ended = first if len(first) == 1 else ended
             if len(ended) == 1 and None not in ended:
                 f.rank = ended.pop()
                 f.data["rank_from"] = "launcher"
@@ -1026,7 +1032,9 @@ class _Correlator:
         # collective wrongly or its transport failed: its peers wait on it, they do not hang)
         causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and (
             f.priority > self.cat["rank_hang"].priority
-            or (f.rank is not None and self.cat[f.failure].category == "distributed"))]
+            or (f.rank is not None and self.cat[f.failure].category == "distributed")
+            # (gloo's own abort, "terminate called after throwing gloo::EnforceNotMet", whoever printed it)
+            or (f.failure in _COMM_FAILURES and "gloo" in f.evidence[0].text.lower() if f.evidence else False))]
         if causes:
             return []
         speaking: set[int] = set()

@@ -65,3 +65,25 @@ def test_a_summary_under_a_users_host_tag_names_its_rank() -> None:
              "hostB: ======================================================="]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_segfault", 3)
+
+
+def test_gloos_size_mismatch_abort_is_the_first_observed_aborted_workers() -> None:
+    """Rank 0 aborts on gloo's enforce (the mismatched collective), rank 1 loses its peer and
+    aborts too a moment later: both end with SIGABRT, torchrun observed rank 0 first."""
+    def block(idx: int, rank: int, code: str) -> list[str]:
+        return [f"[{idx}]:", "  time      : 2026-12-07_00:29:11", "  host      : localhost",
+                f"  rank      : {rank} (local_rank: {rank})", f"  exitcode  : {code}"]
+    lines = [f"ts=1796603351.4 rank={r} step={s} loss={1.2 - s / 200:.4f} elapsed=0.1s" for s in (25, 50, 75) for r in (0, 1)]
+    lines += ["terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+              "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] "
+              "op.preamble.length <= op.nbytes. 1204 vs 4. Received data size doesn't match expected size. "
+              "Is there a distributed collective mismatch in your code?",
+              "[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error "
+              "[127.0.0.1]:35527: Connection reset by peer.",
+              "terminate called without an active exception",
+              "E1207 00:29:11.692000 28493 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) "
+              "local_rank: 0 (pid: 28502) of binary: /usr/bin/python3",
+              "Failures:", *block(1, 1, "-6 (pid: 28503)  (SIGABRT)"),
+              "Root Cause (first observed failure):", *block(0, 0, "-6 (pid: 28502)  (SIGABRT)")]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nccl_error", 0)
