@@ -932,9 +932,9 @@ class _Correlator:
             if len(ended) > 1:
                 # several ended that way (the others aborted a moment later, "terminate called
                 # without an active exception"): torchrun's first observed failure is the one
-                first = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
-                         if e.data["exitcode"] in codes and e.data.get("root_cause")}
-                ended = first if len(first) == 1 else ended
+                observed = {self.resolve(e.rank, e.data.get("local_rank")) for e in self.st.exits
+                            if e.data["exitcode"] in codes and e.data.get("root_cause")}
+                ended = observed if len(observed) == 1 else ended
             if len(ended) == 1 and None not in ended:
                 f.rank = ended.pop()
                 f.data["rank_from"] = "launcher"
