@@ -160,6 +160,11 @@ class _Correlator:
                 self.recovered.append(rs.first_bad_grad)
             if rs.first_bad_global:
                 global_bad.append((key, rs.first_bad_global))
+        if self.scaling():
+            # a NaN loss on the line where a logged scale dropped, with finite losses after it:
+            # the step the dynamic scaler skipped (mmcv's "grad_scale: 2.000, total_loss: nan"),
+            # when no rank is named (a rank's own skipped NaN says whose batch overflowed)
+            loss_bad = [(k, r) for k, r in loss_bad if k is not None or not _skipped_step(self.st.ranks.get(k), r)]
         lone_grad = self._lone_bad_grad(grad_bad)
         if self.scaling() and lone_grad is None:
             # fp16 with a dynamic scaler: a non-finite grad norm is an overflow the scaler
@@ -2015,6 +2020,19 @@ def _first_warn_shared(causes: list[Finding], failure: str) -> bool:
     _, first, proc0 = min(warns)
     host = proc0.rpartition(":")[0]
     return len({proc for _, text, proc in warns if text == first and proc.rpartition(":")[0] == host}) >= 2
+
+
+def _skipped_step(rs: RankState | None, bad: SampleRec) -> bool:
+    """``bad`` logs a loss scale below the one the rank's previous line logged, and a later line of
+    the rank logs a finite loss: the non-finite loss was the overflowed step the scaler skipped."""
+    if rs is None:
+        return False
+    scale = bad.data.get("loss_scale")
+    if not isinstance(scale, float):
+        return False
+    before = [p for p in rs.samples if p.order < bad.order and isinstance(p.data.get("loss_scale"), float)]
+    after = [p for p in rs.samples if p.order > bad.order and isinstance(v := p.data.get("loss"), float) and math.isfinite(v)]
+    return bool(before) and before[-1].data["loss_scale"] > scale and bool(after)
 
 
 def _copy(f: Finding) -> Finding:

@@ -497,3 +497,16 @@ def test_a_mid_run_streak_the_scaler_grew_back_from_is_overflow_skips() -> None:
     # the same streak with the scale left at 16 and no line after it: the scaler's floor
     found = {i.failure: i.severity for i in _run(lines[:-6])}
     assert found.get("loss_scale_collapse") == "critical"
+
+
+def test_a_nan_loss_on_the_line_where_the_logged_scale_dropped_is_the_skipped_step() -> None:
+    """mmcv's logger: the interval whose step overflowed logs the halved ``grad_scale`` beside a
+    NaN ``total_loss``, the next ones a finite loss: the scaler skipped that step. With the scale
+    already at 4 and halving to 1, that is the scale collapsing, not a NaN in the model."""
+    line = ("2024-12-22 18:{m:02d}:07,560 Epoch[1/20][{it}/30477] eta: 9 days, 18:59:37, time: 140.169, lr: 5.000e-05, "
+            "grad_scale: {gs:.3f}, total_loss: {loss}")
+    rows = [(4.0, "0.179"), (4.0, "0.174"), (4.0, "0.166"), (2.0, "nan"), (2.0, "0.180"), (2.0, "0.185"), (1.0, "nan"),
+            (1.0, "0.184")]
+    lines = [line.format(m=i, it=6000 + 100 * i, gs=gs, loss=loss) for i, (gs, loss) in enumerate(rows)]
+    top = _run(lines)[0]
+    assert top.failure == "loss_scale_collapse"
