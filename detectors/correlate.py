@@ -54,6 +54,7 @@ LATE_EPOCH = 2
 LONG_RUN = 10
 STATIC_OVERFLOWS = 5  # overflow reports under a static loss scale that make it a problem
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
+HANDLED_OWN_SAMPLES = 2  # ... its own rank's metric lines after it, when it names its rank
 HANDLED_SAMPLES = 3  # metric lines after a traceback (its rank's, or any with no rank): it was handled
 RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
 # a start-up descent: the first STARTUP_RUN+ halvings in a row, ending at STARTUP_FLOOR or above,
@@ -293,7 +294,9 @@ class _Correlator:
         for f in sorted(base, key=lambda f: -f.order):
             if f.failure == "rank_exception" and f.role is Role.CAUSE and not fatal_after:
                 orders = every if f.rank is None else by_rank.get(f.rank, [])
-                if len(orders) - bisect_right(orders, f.order) >= HANDLED_SAMPLES:
+                # (two lines of the rank's own after its traceback: that process went on; with no
+                # rank, any process's lines count, so it takes more)
+                if len(orders) - bisect_right(orders, f.order) >= (HANDLED_SAMPLES if f.rank is None else HANDLED_OWN_SAMPLES):
                     f.role = Role.BENIGN
                     f.data["handled"] = True
                     continue
@@ -1469,6 +1472,14 @@ class _Correlator:
             if f.data.get("speaker") is not None and f.role is Role.CAUSE:
                 own.setdefault(f.data["speaker"], []).append(f)  # the line explains its speaker's exit too
         self.infer_from_gpu_index(base)
+        for f in base:
+            frames = f.data.get("frames")
+            if (f.failure == "peer_connection_lost" and not (isinstance(frames, str) and _COMM_FRAME.search(frames))
+                    and f.evidence and "ConnectionResetError" in f.evidence[0].text):
+                # a reset raised through the program's own frames only (an upload, a REST call):
+                # its own network error, an exception like any other, not a collective's lost peer
+                f.failure, f.role = "rank_exception", Role.CAUSE
+                f.data["exc_type"] = "ConnectionResetError"
         self.handled_exceptions(base)
         _after_oom(base)
         self.reduced_reports(base)
@@ -2020,6 +2031,10 @@ def _first_warn_shared(causes: list[Finding], failure: str) -> bool:
     _, first, proc0 = min(warns)
     host = proc0.rpartition(":")[0]
     return len({proc for _, text, proc in warns if text == first and proc.rpartition(":")[0] == host}) >= 2
+
+
+# a frame of a communication library or launcher (where a collective's lost peer is raised)
+_COMM_FRAME = re.compile(r"torch/distributed|c10d|gloo|nccl|deepspeed/comm|horovod|/ray/|mpi4py|torch/multiprocessing", re.IGNORECASE)
 
 
 def _skipped_step(rs: RankState | None, bad: SampleRec) -> bool:

@@ -117,3 +117,23 @@ def test_a_job_the_user_interrupted_is_no_crash() -> None:
     assert _alerts(lines) == []
     # a KeyboardInterrupt quoted in a message is no interruption
     assert _alerts(["2026-12-06 03:35:37,303 | INFO | rank=0 | catching KeyboardInterrupt to save a checkpoint"]) == []
+
+
+def test_a_network_error_of_the_programs_own_that_it_retried_is_a_note() -> None:
+    """A checkpoint upload's ``ConnectionResetError`` logged by ``logger.exception`` on rank 2 and
+    retried: the reset came through the program's own frames (no collective's lost peer), and two
+    lines of rank 2's own after it show the process went on."""
+    up = [
+        "[rank2] 2026-12-07 01:00:20,012 ERROR   ckpt.upload  upload of step_120 failed (attempt 1)",
+        "[rank2]: Traceback (most recent call last):",
+        '[rank2]:   File "/home/user/job/train.py", line 20, in upload',
+        '[rank2]:     raise ConnectionResetError(104, "Connection reset by peer")',
+        "[rank2]: ConnectionResetError: [Errno 104] Connection reset by peer",
+        "[rank2] 2026-12-07 01:00:20,965 INFO    ckpt.upload  uploaded ckpt step_120 (attempt 2)",
+    ]
+    steps = [f"[rank2] 2026-12-07 01:00:2{i},654 INFO    train        step {s} loss {1.6 - s / 10000:.4f}"
+             for i, s in enumerate((60, 120))]
+    after = [f"[rank2] 2026-12-07 01:00:2{i},654 INFO    train        step {s} loss 1.57" for i, s in ((5, 180), (6, 240))]
+    assert _alerts(steps + up + after) == []
+    # with nothing of rank 2 after it, the process may have died of it
+    assert ("rank_exception", "critical") in _alerts(steps + up)
