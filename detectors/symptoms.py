@@ -77,6 +77,7 @@ EARLY_UP_SHARE = 0.3  # share of steps on which the loss rose: non-monotonic
 EARLY_PROGRESS = 0.02  # last-quarter median at most 98 % of the first quarter's: progress
 EARLY_JUMP = 1.0  # a loss more than 2x the median of the 5 points before it: a jump
 EARLY_FLAT = 0.1  # every early loss within 10 % of their median: flat (its ups are noise)
+EARLY_HELD = 10  # skipped steps, times this, at least the window's span: the scaler held the weights still
 FAST_FP16_CC = 7.0  # tensor cores (fast fp16) from Volta on
 
 # --- bounds -------------------------------------------------------------------------------
@@ -457,7 +458,8 @@ def _early_stats(points: list[tuple[int | None, float, SeriesPoint]]) -> _EarlyS
     jump, jump_at = 0.0, None
     for i in range(5, n):
         ref = statistics.median(xs[i - 5:i])
-        if ref > 0 and xs[i] / ref - 1 > jump:
+        # (a jump is a new high of the window: noise between values already seen is no jump)
+        if ref > 0 and xs[i] / ref - 1 > jump and xs[i] > max(xs[:i]):
             jump, jump_at = xs[i] / ref - 1, points[i][2]
     return _EarlyStats(n, ups, progress, jump, jump_at, points[0][0], points[-1][0])
 
@@ -488,7 +490,18 @@ def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
     span = st.last_step - st.first_step + 1 if st.first_step is not None and st.last_step is not None else st.n
     flat = mid > 0 and (max(xs) - min(xs)) / mid < EARLY_FLAT and skipped * 4 < max(span, st.n)
     stalled = st.progress < EARLY_PROGRESS and not flat
-    unstable = stalled or st.jump >= EARLY_JUMP
+    # a loss that does not trend down is fp16's doing when the scaler held the weights still on a
+    # good share of the window's steps, or when the baseline run was smoother over the same steps;
+    # with neither (a handful of skips, no baseline) it is the run's own noise: a note
+    base = track.options.baseline
+    bst = None
+    if base is not None and getattr(base, "symptoms", None) is not None:
+        bst = _early_stats(_early_points(base.symptoms, st.last_step))
+    similar = bst is not None and abs(bst.ups - st.ups) <= 0.15 and (bst.progress < EARLY_PROGRESS) == stalled and \
+        (bst.jump >= EARLY_JUMP) == (st.jump >= EARLY_JUMP)
+    smoother_base = bst is not None and not similar
+    held = skipped * EARLY_HELD >= max(span, st.n)
+    unstable = (stalled and (held or smoother_base)) or st.jump >= EARLY_JUMP
     window = f"steps {st.first_step}-{st.last_step}" if st.first_step is not None else f"the first {st.n} logged values"
     narrative = [
         f"In {window} of this fp16 job the loss rose on {st.ups * 100:.0f} % of the steps; "
@@ -514,18 +527,17 @@ def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
         elif max(lrs) == min(lrs):
             narrative.append(f"The learning rate is constant ({lrs[0]:.3g}) from the first step: no warm-up, so the first "
                              "updates can overshoot.")
-    base = track.options.baseline
-    if base is not None and getattr(base, "symptoms", None) is not None:
-        bst = _early_stats(_early_points(base.symptoms, st.last_step))
-        if bst is not None:
-            similar = abs(bst.ups - st.ups) <= 0.15 and (bst.progress < EARLY_PROGRESS) == stalled and \
-                (bst.jump >= EARLY_JUMP) == (st.jump >= EARLY_JUMP)
-            narrative.append(
-                f"The baseline ({base.context().get('precision') or 'other precision'}) over the same steps: loss rose on "
-                f"{bst.ups * 100:.0f} % of the steps, fell by {bst.progress * 100:.0f} %: "
-                + ("just as non-monotonic — mini-batch noise or the learning rate, not fp16." if similar else
-                   "smoother — the instability is specific to the fp16 run."))
-    if not unstable:
+    if bst is not None and base is not None:
+        narrative.append(
+            f"The baseline ({base.context().get('precision') or 'other precision'}) over the same steps: loss rose on "
+            f"{bst.ups * 100:.0f} % of the steps, fell by {bst.progress * 100:.0f} %: "
+            + ("just as non-monotonic — mini-batch noise or the learning rate, not fp16." if similar else
+               "smoother — the instability is specific to the fp16 run."))
+    if not unstable and stalled:
+        narrative.append("Not trending down, but the loss scaler held the weights still on few of these steps and no "
+                         "baseline run says fp16 is to blame: the run's own noise (data, learning rate) as far as these "
+                         "lines tell; compare with an fp32 run (`--baseline`) to be sure.")
+    elif not unstable:
         narrative.append("Non-monotonic but trending down: expected early in training (mini-batch noise, loss-scale "
                          "calibration, LR warm-up); no action needed.")
     first = pts[0][2]
