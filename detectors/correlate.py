@@ -923,7 +923,10 @@ class _Correlator:
             elif code < 0:
                 out.append(self.finding("rank_exception", rank, step, ev.time, [ev.source], **kw))
         killed = [t for t in self.st.teardowns if t.data.get("reporter") in ("torchrun", "deepspeed")]
-        if killed and not self.st.exits:
+        stopped = any(f.failure == "launcher_teardown" and "pid" not in f.data
+                      and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS
+                      for fs in own.values() for f in fs)
+        if killed and not self.st.exits and not stopped:
             # the launcher tears its workers down, so one of them failed; the line saying which and
             # how is not in these logs (an excerpt cut before it): the teardown is all there is
             first = min(killed, key=lambda t: t.data.get("order", 0))
@@ -1277,6 +1280,10 @@ class _Correlator:
             return []
         if clocked and any(self._progressing_at(t.time) for t in interrupts if t.time is not None):
             return []
+        if any(f.time is not None and self._progressing_at(f.time) for f in received):
+            # the launcher's own stop is timed and timed metric lines of some rank still came right
+            # before it (DeepSpeed's step lines 4 s before "Main process received SIGINT"): running
+            return []
         for t in interrupts:
             frames = decode_frames(t.data["frames"]) if t.data.get("frames") else None
             if frames and not is_launcher(frames) and classify(frames).kind in (Where.CODE, Where.IO):
@@ -1530,6 +1537,14 @@ class _Correlator:
         fatal += self.interrupted_stacks(fatal)
         fatal += self.stalled_before_stop(fatal)
         fatal += self.hang(fatal)
+        if fatal and all(f.failure == "launcher_teardown" and f.role is Role.COLLATERAL for f in fatal) and any(
+                "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS
+                and f.time is not None and self._progressing_at(f.time) for f in fatal):
+            # stopped from outside (Ctrl-C, a scheduler) while its timed metric lines still came, and
+            # nothing failed: the stop is a note, not an incident to page on
+            for f in fatal:
+                f.severity = "info"
+                f.data["stopped_while_running"] = True
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
         guard = [f for f in spikes if f.role is Role.CAUSE and f.data.get("frames")]

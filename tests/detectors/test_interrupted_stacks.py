@@ -212,3 +212,18 @@ def test_json_step_notes_show_the_rank_that_never_began_the_next_step() -> None:
     lines += [ev.format(r=r, e="step_begin", s=23, extra="") for r in (0, 2, 3)]
     top = engine_verdict([*lines, *_sigterm("23:56:10")])[0]
     assert (top.failure, top.rank) == ("rank_hang", 1)
+
+
+def test_a_job_stopped_from_outside_while_its_timed_lines_still_came_raises_no_alert() -> None:
+    """DeepSpeed's launcher receiving Ctrl-C 14 s after the last timed step line (every 5 s), no rank failing
+    (a benign run someone stopped): the stop is a note, never a page."""
+    step = ("[2025-08-15 08:41:{s:02d},241] [INFO] [logging.py:107:log_dist] [Rank 0] step={n}, skipped=2, "
+            "lr=[1e-05], mom=[(0.9, 0.999)]")
+    lines = [step.format(s=s, n=n) for n, s in zip(range(3, 14), range(6, 61, 5), strict=True)]
+    lines += ["[2025-08-15 08:42:10,745] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 3668201",
+              "[2025-08-15 08:42:11,153] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 3668202",
+              "[2025-08-15 08:42:11,420] [INFO] [launch.py:328:sigkill_handler] Main process received SIGINT, exiting"]
+    assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")] == []
+    # the same stop two minutes after the last line: it had stopped making progress
+    late = [*lines[:-3], *(ln.replace("08:42:1", "08:44:1") for ln in lines[-3:])]
+    assert any(i.severity in ("warning", "critical") for i in engine_verdict(late))
