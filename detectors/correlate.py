@@ -1481,7 +1481,8 @@ class _Correlator:
         self.infer_from_gpu_index(base)
         for f in base:
             frames = f.data.get("frames")
-            if (f.failure == "peer_connection_lost" and not (isinstance(frames, str) and _COMM_FRAME.search(frames))
+            if (f.failure == "peer_connection_lost" and f.role is not Role.BENIGN
+                    and not (isinstance(frames, str) and _COMM_FRAME.search(frames))
                     and f.evidence and "ConnectionResetError" in f.evidence[0].text):
                 # a reset raised through the program's own frames only (an upload, a REST call):
                 # its own network error, an exception like any other, not a collective's lost peer
