@@ -436,7 +436,13 @@ _PER_RANK_CELL = re.compile(r"(?P<name>[A-Za-z][\w/.-]*?)(?:\[(?:r|rank) ?(?P<a>
                             r"|(?:r|rank)(?P<c>\d{1,5})[_/-](?P<name2>[A-Za-z][\w/.-]*)", re.IGNORECASE)
 
 
+# a header cell's qualifier in parentheses: how it was averaged or its unit ("loss(ema50)",
+# "loss(avg)", "time(s)", "mem(GB)"): the column is the named metric
+_CELL_QUALIFIER = re.compile(r"\s?\([A-Za-z0-9_%/. -]{1,20}\)$")
+
+
 def _header_key(cell: str) -> str | None:
+    cell = _CELL_QUALIFIER.sub("", cell.strip()) or cell
     key = _HEADER_KEYS.get(cell.strip().casefold().replace("_", " ").replace("-", " "))
     if key is None and (m := _PER_RANK_CELL.fullmatch(cell.strip())):
         base = _HEADER_KEYS.get((m.group("name") or m.group("name2")).casefold().replace("_", " ").replace("-", " "))
@@ -548,7 +554,7 @@ def _csv_row(m: re.Match[str], seg: Segment) -> bool:
 # rows whose best values are in ANSI colours), fastai's "epoch train_loss valid_loss accuracy time":
 # the header names the columns, the rows hold only numbers, read by those names like a CSV file's
 # (colour codes are gone before the scan: parse.py)
-_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/.-]{0,40}(?:\[[A-Za-z]{0,4} ?\d{1,5}\])?")
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_/.-]{0,40}(?:\[[A-Za-z]{0,4} ?\d{1,5}\])?(?:\([A-Za-z0-9_%/.-]{1,20}\))?")
 _WIDE_GAP = re.compile(r" {2,}")
 PLAIN_TABLE_GAP = 8  # a row more than this many lines below the header or the last row is another text's
 
@@ -762,8 +768,9 @@ RULES = [
     Rule("table.plain_header", r"^[ \t]*(?i:rank[ \t]+)?(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
          on_raw=True),
     # (pandas prints a missing or non-finite cell "NaN")
+    # (a short word is a flag column the header names: "clip  yes", "best  *")
     Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|[Nn]a[Nn]|inf)[0-9.eE+-]*"
-                            r"|\[[0-9naif.eE+, \t-]{0,400}\]))+[ \t]*\r?$",
+                            r"|\[[0-9naif.eE+, \t-]{0,400}\]|[A-Za-z]{1,5}\b))+[ \t]*\r?$",
          _plain_row, on_raw=True),
     Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
     Rule(PROGRESS_ROW_RULE, r"^[ \t]*[0-9]{1,6}/[0-9]{1,6}[ \t]+[0-9.]+[KMG]B?[ \t]+[-+]?(?:[0-9]|nan|inf)", _progress_row,
