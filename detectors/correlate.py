@@ -1299,7 +1299,8 @@ class _Correlator:
                                if rs.samples or getattr(rs, "last_progress", None) is not None})
         return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, first[2],
                              evidence, severity="warning", rank_from="progress" if behind is not None else None,
-                             stopped_from_outside=True, unclocked=True)]
+                             # a guess from the stop alone: any failure the lines show outranks it
+                             priority=1, stopped_from_outside=True, unclocked=True)]
 
     def _timeout_stacks(self, fatal: list[Finding]) -> tuple[int, str] | None:
         """Every rank timed out: the tracebacks of their timeouts are stack samples (a blocking
@@ -1785,7 +1786,7 @@ class _Correlator:
         key = f"{self.st.job}|{kind}|{failure}|{'job' if rank is None else rank}"
         iid = f"{failure}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
         data = {k: v for k, v in head.data.items() if k not in _INTERNAL_DATA}
-        data["priority"] = entry.priority if head.role is Role.CAUSE else 0
+        data["priority"] = head.priority if head.role is Role.CAUSE else 0
         return Incident(iid, failure, severity, entry.title, entry.hardware, rank, head.step, head.time, ev,
                         collateral, narrative, data)
 

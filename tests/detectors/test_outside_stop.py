@@ -65,3 +65,16 @@ def test_one_process_interrupted_while_it_computed_was_running() -> None:
              "    out = model(x)", '  File "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
              "    return forward_call(*args, **kwargs)", "KeyboardInterrupt"]
     assert all(i.failure != "rank_hang" for i in engine_verdict(lines))
+
+
+def test_a_loss_spike_the_lines_show_outranks_the_guess_from_the_stop() -> None:
+    # bigscience-workshop/bigscience's Megatron run (corpus holdout23 h23i-014): the lm loss
+    # jumped 14 -> 77 at iteration 30 and the job was stopped later by a signal, its lines carrying
+    # no clock: the spike is what the lines show, the hang only a guess from the stop
+    spike = [f"[rank{r}] Epoch 0 Step 30/80 loss={9.5 if r == 0 else 0.62:.4f} grad_norm=1.2" for r in (0, 1)]
+    after = [f"[rank{r}] Epoch 0 Step {s}/80 loss={6.0 - s / 20 if r == 0 else 0.6:.4f} grad_norm=1.2"
+             for s in (33, 36) for r in (0, 1)]
+    incidents = engine_verdict([*_metrics({0: 27, 1: 27}), *spike, *after, *_stop(15)])
+    assert incidents[0].failure == "loss_spike" and incidents[0].severity == "warning"
+    hang = next(i for i in incidents if i.failure == "rank_hang")
+    assert hang.severity == "warning" and hang.data["unclocked"]
