@@ -1273,6 +1273,9 @@ class _Correlator:
         ``warning`` rank_hang, naming the rank whose last line was behind the others' if one was.
         A job that printed its end-of-training summary had not hung; one whose clocked metric
         lines still came at a timed interrupt was making progress."""
+        if any(f.data.get("reason") or f.data.get("cancelled") for f in self.st.findings
+               if f.failure == "launcher_teardown"):
+            return []  # the scheduler said why it stopped the job (scancel, its time limit): no guess
         received = [f for f in signalled if "pid" not in f.data
                     and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS]
         interrupts = [t for t in self.st.teardowns if t.data.get("interrupted")]
@@ -1547,6 +1550,17 @@ class _Correlator:
             for f in fatal:
                 f.severity = "info"
                 f.data["stopped_while_running"] = True
+        if fatal and all(f.failure == "launcher_teardown" and f.role is not Role.CAUSE for f in fatal):
+            cancels = [f for f in self.st.findings if f.failure == "launcher_teardown"
+                       and (f.data.get("reason") or f.data.get("cancelled"))]
+            if cancels:
+                # nothing failed, and the scheduler said why the launchers were stopped: its time
+                # limit or a preemption (the run did not finish: a warning), or a plain cancel
+                # (scancel, someone's choice: a note)
+                sev = "warning" if any(f.data.get("reason") for f in cancels) else "info"
+                for f in fatal:
+                    f.severity = sev
+                    f.data["cancelled_by_scheduler"] = True
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
         guard = [f for f in spikes if f.role is Role.CAUSE and f.data.get("frames")]

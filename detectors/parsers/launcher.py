@@ -234,8 +234,8 @@ def _srun(m: re.Match[str], seg: Segment) -> bool:
     f = seg.file
     if _SRUN_STOP.search(seg.body):
         f.srun_stopping = True
-        # "... CANCELLED AT T DUE TO TIME LIMIT ***": Slurm's own reason, a catalog fingerprint's to read
-        return " DUE TO " not in seg.body
+        # "... CANCELLED AT T [DUE TO TIME LIMIT] ***": Slurm's own word on why, a catalog fingerprint's to read
+        return " CANCELLED AT " not in seg.body
     sm = _SRUN.search(seg.body)
     if not sm:
         return False

@@ -34,3 +34,36 @@ def test_a_timeout_before_the_time_limit_stays_the_cause() -> None:
                "milliseconds before timing out.")
     found = engine_verdict([timeout, "slurmstepd: error: *** JOB 494583 ON gpu-7 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***"])
     assert found[0].failure != "launcher_teardown"
+
+
+# bigscience-workshop/bigscience's Megatron experiment outputs (corpus holdout24 h24b-014 and
+# h24b-015): iteration lines with no clock, then Slurm stopping the step, and every node's launcher
+# (torch.distributed.launch) printing its own stop
+_ITERS = [f" iteration {i:>8}/    1000 | consumed samples: {i * 4:>12} | elapsed time per iteration (ms): 1620.3 | "
+          f"learning rate: 1.500E-04 | global batch size:     4 | lm loss: {26.5 - i / 10:.6E} | loss scale: 4096.0 | "
+          "number of skipped iterations:   0 | number of nan iterations:   0 |" for i in range(30, 210, 10)]
+_LAUNCHERS = ["Killing subprocess 69102", "Killing subprocess 69103", "Main process received SIGTERM, exiting",
+              "Killing subprocess 27895", "Main process received SIGTERM, exiting"]
+
+
+def test_a_plain_scancel_of_a_running_job_is_a_note_not_a_hang() -> None:
+    found = engine_verdict([*_ITERS, "slurmstepd: error: *** STEP 1809562.0 ON r6i5n1 CANCELLED AT 2021-05-23T08:29:53 ***",
+                            *_LAUNCHERS, "slurmstepd: error: *** JOB 1809562 ON r6i5n1 CANCELLED AT 2021-05-23T08:29:53 ***"])
+    assert [i for i in found if i.severity in ("critical", "warning")] == []
+    assert all(i.failure != "rank_hang" for i in found)
+
+
+def test_a_time_limit_with_no_clock_is_a_warning_teardown_not_a_guessed_hang() -> None:
+    found = engine_verdict([*_ITERS, "slurmstepd: error: *** STEP 1809655.0 ON r6i4n3 CANCELLED AT 2021-05-24T09:50:34 "
+                            "DUE TO TIME LIMIT ***", *_LAUNCHERS])
+    assert (found[0].failure, found[0].severity, found[0].rank) == ("launcher_teardown", "warning", None)
+    assert all(i.failure != "rank_hang" for i in found)
+
+
+def test_a_loss_spike_before_a_time_limit_leads() -> None:
+    # (the loss stays far above its level afterwards, as in h23i-014: 77, then 32, 21, 17 ...)
+    spiked = [*_ITERS[:8], *(line.replace(f"{26.5 - (30 + 10 * i) / 10:.6E}", f"{77.0 - 2 * (i - 8):.6E}")
+                             for i, line in enumerate(_ITERS) if i >= 8)]
+    found = engine_verdict([*spiked, "slurmstepd: error: *** JOB 1809655 ON r6i4n3 CANCELLED AT 2021-05-24T09:50:34 "
+                            "DUE TO TIME LIMIT ***", *_LAUNCHERS])
+    assert found[0].failure == "loss_spike"
