@@ -60,6 +60,11 @@ def _emit(seg: Segment, values: dict[str, float], scope: str, loss_missing: bool
         return False
     step_f = values.pop("step", None)
     step = int(step_f) if step_f is not None and math.isfinite(step_f) else None
+    scale = values.get("loss_scale")
+    if scale is not None and scale < 0:
+        # a negative scale is a placeholder, not a scale: Megatron-DeepSpeed prints "loss scale: -1.0"
+        # on every line when DeepSpeed's own optimizer keeps the scale (and "grad norm: 0.000")
+        del values["loss_scale"]
     if not values and not loss_missing:
         return False
     data: dict[str, object] = dict(values)

@@ -50,3 +50,14 @@ def test_per_interval_counts_are_not_read_as_cumulative() -> None:
 ])
 def test_the_start_up_search_of_a_dynamic_scale_is_no_failure(lines: list[str]) -> None:
     assert not [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")]
+
+
+def test_megatron_deepspeeds_placeholder_scale_of_minus_one_is_no_scale() -> None:
+    # bigscience-workshop/Megatron-DeepSpeed 3D-parallel GPT-2 logs (corpus holdout24 h24d-014): with
+    # DeepSpeed's fp16 optimizer keeping the scale, Megatron prints "loss scale: -1.0" (and "grad norm:
+    # 0.000") on every iteration line; the scale is not below 1, it is not Megatron's to print
+    lines = [f" iteration {i:>8}/    1000 | consumed samples: {i * 1024:>12} | elapsed time per iteration (ms): 138000.0 | "
+             f"learning rate: 1.500E-04 | global batch size:  1024 | lm-loss: {12.4 - i / 10:.6E} | loss scale: -1.0 | "
+             "grad norm: 0.000 | num zeros: 0.0 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+             for i in range(1, 30)]
+    assert [i.failure for i in engine_verdict(lines) if i.severity in ("critical", "warning")] == []
