@@ -160,7 +160,12 @@ class _Correlator:
             elif rs.first_bad_grad:
                 self.recovered.append(rs.first_bad_grad)
             if rs.first_bad_global:
-                global_bad.append((key, rs.first_bad_global))
+                if rs.first_bad_loss is None and self._differs_from_peers(key, rs.first_bad_global):
+                    # a "reduced" shape (a dict print) whose value other ranks printed finite at
+                    # that step: a reduced value is the same on every rank, so this one is its own
+                    loss_bad.append((key, rs.first_bad_global))
+                else:
+                    global_bad.append((key, rs.first_bad_global))
         if self.scaling():
             # a NaN loss on the line where a logged scale dropped, with finite losses after it:
             # the step the dynamic scaler skipped (mmcv's "grad_scale: 2.000, total_loss: nan"),
@@ -213,6 +218,12 @@ class _Correlator:
             # loss says nothing about which rank went bad first
             if len(same) == 1 and not earlier_grad and rank_of(same[0][0]) is not None and not self.zero_only():
                 initiator = same[0]
+        if (initiator is None and lone_grad is not None and loss_bad and not self.zero_only()
+                and lone_grad[1].step is not None and loss_bad[0][1].step is not None
+                and lone_grad[1].step < loss_bad[0][1].step and lone_grad[1].data.get("own_grad")):
+            # several ranks' losses went NaN at once, after one rank's OWN grad norm had gone
+            # non-finite at an earlier step: the all-reduced inf spread from that rank's gradients
+            initiator = lone_grad
         if initiator is None and lone_grad is not None and not loss_bad and not self.zero_only():
             # one rank's own grad norm non-finite while the others logged finite ones at that step:
             # its gradients, before any reduction (a reduced norm is the same on every rank)
@@ -302,6 +313,23 @@ class _Correlator:
                     continue
             if f.role is not Role.BENIGN and (f.role is Role.CAUSE or f.failure in ("collective_timeout", "peer_connection_lost")):
                 fatal_after = True
+
+    def _differs_from_peers(self, key: RankKey, rec: SampleRec) -> bool:
+        """This rank's loss is non-finite and another rank (a global tag) logged a finite loss
+        at that step: the two were not one reduced value."""
+        own = rec.data.get("loss")
+        if key is None or key[0] != "g" or rec.step is None or not isinstance(own, float) or math.isfinite(own):
+            return False
+        for other, rs in self.st.ranks.items():
+            if other == key or other is None or other[0] != "g":
+                continue
+            for p in reversed(rs.samples):
+                if p.step is not None and p.step < rec.step:
+                    break
+                v = p.data.get("loss")
+                if p.step == rec.step and isinstance(v, float) and math.isfinite(v):
+                    return True
+        return False
 
     def _lone_bad_grad(self, grad_bad: list[tuple[RankKey, SampleRec]]) -> tuple[RankKey, SampleRec] | None:
         """The one rank (a global tag) whose grad norm went non-finite while another rank logged a
