@@ -154,6 +154,10 @@ class Daemon:
         self.owner = threading.get_ident()  # the loop's thread: the engine's only writer
         self.pending: list[Event] = []  # read by a worker thread, not yet dispatched
         self.io_lock = asyncio.Lock()  # the tailer: one slice, rescan, checkpoint or scrape at a time
+        # held by the worker thread for a whole slice: a cancelled ``to_thread`` awaits no more, but
+        # its thread runs the slice to its end; the shutdown drain waits for it on this lock, or the
+        # two would read the same bytes at once (lines fed twice)
+        self.slice_lock = threading.Lock()
         self.tick = min(5.0, cfg.stall_floor / 4, cfg.close_after / 4)
         self.sampler = Sampler(cfg.stacks) if cfg.stacks.enabled else None
         self.stack_samples: Counter[str] = Counter()  # rankwatch_stack_samples_total{result}
@@ -180,7 +184,8 @@ class Daemon:
     def _poll_slice(self) -> bool:
         """One fair turn over all files (at most ``limits.read_chunk_bytes`` per file): run in a
         worker thread while ``io_lock`` is held."""
-        return bool(self.tailer.poll())
+        with self.slice_lock:
+            return bool(self.tailer.poll())
 
     async def read_available(self) -> None:
         """Read what is there, one slice at a time off the event loop; between slices the loop
@@ -581,19 +586,22 @@ class Daemon:
             await asyncio.gather(*tasks, return_exceptions=True)
             if hints:
                 hints.stop()
-            # drain: read what is left, final verdict, final checkpoint
-            self.tailer.rescan()
-            while self.tailer.poll():
-                pass
-            self.evaluate()
-            final = ""
-            try:
-                self.save()
-                final = str(Path(self.cfg.state_dir) / checkpoint.NAME)
-            except OSError as exc:
-                self.tailer.stats.dropped["checkpoint_failed"] += 1
-                self.log(f"rankwatch: final checkpoint failed: {exc}")
-            self.tailer.close()
+            # drain: read what is left, final verdict, final checkpoint (after the slice a
+            # cancelled reader left running in its thread has ended)
+            with self.slice_lock:
+                self._flush()
+                self.tailer.rescan()
+                while self.tailer.poll():
+                    pass
+                self.evaluate()
+                final = ""
+                try:
+                    self.save()
+                    final = str(Path(self.cfg.state_dir) / checkpoint.NAME)
+                except OSError as exc:
+                    self.tailer.stats.dropped["checkpoint_failed"] += 1
+                    self.log(f"rankwatch: final checkpoint failed: {exc}")
+                self.tailer.close()
             for k in self.sinks:
                 k.stop()
             with contextlib.suppress(TimeoutError):
