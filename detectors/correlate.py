@@ -79,6 +79,9 @@ _DYNAMIC_SCALE_LOGGERS = frozenset({"fairseq"})
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
+# a scale that climbed back to this many times its lowest (and to 2 or more) after the last halving
+# had found a working scale again, even from below the scaler's floor
+REGROWN_FACTOR = 8.0
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
 _COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")
 LONE_BACKOFF_FLOOR = 1024  # one halving to at least this scale, and no other, is the scaler's cycle
@@ -543,8 +546,12 @@ class _Correlator:
         floor = 1.0 if self.ctx.get("framework") != "fairseq" else 0.5
         # the scale grew back after the streak's last halving, the loss finite all the while: the
         # scaler rode the overflows out (skips, not a scale stuck at its floor)
-        regrew = lowest is not None and last is not None and lowest > floor and self._regrew_after(last, lowest)
-        if explicit or stuck or pinned or (not regrew and (resumed or long_fall or (lowest is not None and lowest <= floor) or (
+        # (from below the floor too, when it climbed far back: fairseq's start-up search down to
+        # 0.25, then a logged 8 for the rest of the run, is a scaler that found its scale)
+        grown_to = self._regrew_after(last, lowest) if lowest is not None and last is not None else None
+        regrew = grown_to is not None and lowest is not None and (
+            lowest > floor or (grown_to >= REGROWN_FACTOR * lowest and grown_to >= 2))
+        if explicit or stuck or (pinned and not regrew) or (not regrew and (resumed or long_fall or (lowest is not None and lowest <= floor) or (
                 lowest is not None and lowest <= 8 and every_step >= 3))):
             if explicit:
                 evidence = evidence + [f.evidence[0] for f in explicit]
@@ -616,7 +623,10 @@ class _Correlator:
         if grown or settled:
             calibrating = False
             grown = True
-        if not explicit and not grown and (self._startup_descent(real) or self._first_steps_then_clean(real)):
+        # a descent below the usual floor, that the scale then climbed far back from (fairseq's
+        # 128 → 0.25 in its first minutes, then 8 for the rest of the run): the search too
+        climbed = regrew and lowest is not None and lowest < STARTUP_FLOOR and self._startup_descent(real, floor=lowest)
+        if not explicit and not grown and (self._startup_descent(real) or self._first_steps_then_clean(real) or climbed):
             out.append(self.finding("loss_scale_warmup", None, first.step if first else None,
                                     first.time if first else None, evidence, overflows=len(real),
                                     lowest_scale=lowest, trend=trend, startup_descent=True))
@@ -665,8 +675,9 @@ class _Correlator:
                                 evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
         return out
 
-    def _startup_descent(self, real: list[ScaleMove]) -> bool:
-        """The moves open with an unbroken run of halvings that stops at a scale fp16 trains at,
+    def _startup_descent(self, real: list[ScaleMove], floor: float = STARTUP_FLOOR) -> bool:
+        """The moves open with an unbroken run of halvings that stops at a scale fp16 trains at
+        (``floor``: lower for a run whose scale then climbed far back from where the run stopped),
         at the start of the run, and hardly any come after it (see STARTUP_*)."""
         run = 1
         while run < len(real):
@@ -681,22 +692,22 @@ class _Correlator:
         # high rate of them is caught before, see _overflow_rate_high)
         cycle = sum(1 for a, b in itertools.pairwise(real[run - 1:]) if a.to_scale is not None
                     and b.from_scale is not None and b.from_scale > a.to_scale)
-        if run < STARTUP_RUN or end is None or end < STARTUP_FLOOR or len(rest) - cycle > STARTUP_AFTER:
+        if run < STARTUP_RUN or end is None or end < floor or len(rest) - cycle > STARTUP_AFTER:
             return False
-        if any(m.to_scale is None or m.to_scale < STARTUP_FLOOR for m in rest):
+        if any(m.to_scale is None or m.to_scale < floor for m in rest):
             return False
         later = min((p.order for rs in self.st.ranks.values() for p in rs.samples
                      if (isinstance(p.data.get("epoch"), float) and p.data["epoch"] >= 1)
                      or (p.step is not None and p.step > LATE_STEP // 5)), default=math.inf)
         return all(m.order < later for m in real[:run])
 
-    def _regrew_after(self, last: ScaleMove, lowest: float) -> bool:
-        """A metric line after the last halving logged a scale above the lowest one, and every
-        loss logged after it is finite."""
+    def _regrew_after(self, last: ScaleMove, lowest: float) -> float | None:
+        """The highest scale a metric line logged after the last halving, when it is above the
+        lowest one and every loss logged after it is finite; else None."""
         after = [p for rs in self.st.ranks.values() for p in rs.samples if p.order > last.order]
         scales = [v for p in after if isinstance(v := p.data.get("loss_scale"), float) and math.isfinite(v)]
         losses = [v for p in after if isinstance(v := p.data.get("loss"), float)]
-        return bool(scales) and max(scales) > lowest and all(math.isfinite(v) for v in losses)
+        return max(scales) if scales and max(scales) > lowest and all(math.isfinite(v) for v in losses) else None
 
     def _first_steps_then_clean(self, real: list[ScaleMove]) -> bool:
         """Every overflow came within the first FIRST_STEPS logged steps of the run, and at least

@@ -211,3 +211,32 @@ def test_a_skip_that_keeps_a_high_scale_is_hysteresis_not_a_floor() -> None:
     assert engine_verdict(lines)[0].failure == "fp16_overflow_skips"
     # the same words at a scale of 1 are a scaler at its floor
     assert engine_verdict([ovf("13:09:13", "1.0", "1.0"), ovf("13:16:17", "1.0", "1.0")])[0].failure == "loss_scale_collapse"
+
+
+# fairseq's wav2vec 2.0 fine-tuning log committed with its example (corpus holdout24 h24a-012): nine
+# start-up overflows take the scale from its initial 128 to 0.25, under fairseq's usual working
+# range, then the scale grows back (8 in every later summary) with one isolated overflow hours on
+_FAIRSEQ_NOTE = "[2020-12-19 17:{m:02d}:{s:02d},190][fairseq.trainer][INFO] - NOTE: overflow detected, setting loss scale to: {v}"
+_FAIRSEQ_INNER = ('[2020-12-19 {h:02d}:{m:02d}:20,233][train_inner][INFO] - {{"epoch": {e}, "update": {e}.2, "loss": "{loss}", '
+                  '"nll_loss": "18.66", "num_updates": "{u}", "lr": "1.0425e-06", "gnorm": "569.865", "loss_scale": "{sc}", '
+                  '"train_wall": "1139", "wall": "1195"}}')
+
+
+def _w2v2(regrows: bool) -> list[str]:
+    lines = [_FAIRSEQ_NOTE.format(m=32, s=6 * i, v=128 / 2 ** (i + 1)) for i in range(9)]
+    for e in range(1, 30):
+        sc = "8" if regrows and e >= 5 else "0.25"
+        lines.append(_FAIRSEQ_INNER.format(h=17 + e // 6, m=(e * 10) % 60, e=e, loss=f"{850 - 25 * e:.3f}", u=100 * e, sc=sc))
+        if regrows and e == 15:
+            lines.append(_FAIRSEQ_NOTE.format(m=50, s=1, v=4.0))
+    return lines
+
+
+def test_a_start_up_descent_below_the_floor_that_climbed_far_back_is_warm_up() -> None:
+    found = engine_verdict(_w2v2(regrows=True))
+    assert [i for i in found if i.severity in ("critical", "warning")] == []
+    assert [i.failure for i in found] == ["loss_scale_warmup"]
+
+
+def test_the_same_descent_that_stays_below_the_floor_is_a_collapse() -> None:
+    assert engine_verdict(_w2v2(regrows=False))[0].failure == "loss_scale_collapse"
