@@ -416,9 +416,11 @@ class _Correlator:
                     # the only rank that logs a grad norm in a multi-rank job: DDP all-reduces the
                     # gradients before the norm, so its value is the job's, whoever prints it
                     rank = None
+                gone = _explosion_passed(rs, r)
                 out.append(self.finding("grad_norm_explosion", None if r.data.get("scope") == "global" else rank,
-                                        r.step, r.time, [r.source],
-                                        value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median")))
+                                        r.step, r.time, [r.source], severity="info" if gone else None,
+                                        value=r.data.get("grad_norm"), baseline=r.data.get("baseline_median"),
+                                        passed=gone))
         _spike_names_the_rank(out)
         self._spiked_everywhere(out)
         return out
@@ -2313,6 +2315,36 @@ def _spike_passed(rs: RankState, at: SampleRec) -> bool:
     typical = sorted(after)[len(after) // 2]
     tail = sorted(after[-3:])[1]
     return typical <= 2 * base and tail <= 2 * base
+
+
+def _explosion_passed(rs: RankState, at: SampleRec) -> bool:
+    """A gradient-norm outlier that came and went: the next logged norm is back within three
+    times the level it jumped from, the typical one of the ``SPIKE_PASSED_AFTER``+ norms logged
+    since sits within twice it, and every loss from the outlier on is finite and no higher than
+    twice the typical loss before it (one bad batch the clipping absorbed: noted, never paged)."""
+    g, base = at.data.get("grad_norm"), at.data.get("baseline_median")
+    if not isinstance(g, float) or not isinstance(base, float) or not (math.isfinite(g) and math.isfinite(base)) or base <= 0:
+        return False
+    norms: list[float] = []
+    losses_after: list[float] = []
+    losses_before: list[float] = []
+    for p in rs.samples:
+        x, lo = p.data.get("grad_norm"), p.data.get("loss")
+        if p.order > at.order and isinstance(x, float):
+            if not math.isfinite(x):
+                return False
+            norms.append(x)
+        if isinstance(lo, float):
+            if not math.isfinite(lo) and p.order >= at.order:
+                return False
+            (losses_after if p.order >= at.order else losses_before).append(lo)
+    if len(norms) < SPIKE_PASSED_AFTER or norms[0] > 3 * base or sorted(norms)[len(norms) // 2] > 2 * base:
+        return False
+    if losses_before and losses_after:
+        typical = sorted(losses_before)[len(losses_before) // 2]
+        if typical > 0 and max(losses_after) > 2 * typical:
+            return False
+    return True
 
 
 def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:

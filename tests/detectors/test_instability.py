@@ -435,3 +435,26 @@ def test_a_short_excerpt_that_wobbles_is_healthy() -> None:
 def test_two_lines_are_no_series() -> None:
     rows = [(0, 0, 0.0, "4.831001"), (0, 100, 0.004217, "21.5")]
     assert _verdict([_PPYOLOE.format(e=e, i=i, lr=lr, v=v) for e, i, lr, v in rows]) == []
+
+
+# ms-swift's FSDP2 fine-tuning log (corpus holdout24 h24a-004): HF-style dict lines whose grad_norm
+# jumps 2000x for one step (1.958e+04 at step 173) and is back at ~5-10 the next, the loss unmoved
+def _swift(outlier_stays: bool) -> list[str]:
+    lines = []
+    for step in range(150, 200):
+        norm = "1.958e+04" if step == 173 or (outlier_stays and step > 173) else f"{5 + (step * 7) % 11 / 2:.3f}"
+        loss = f"{1.2 + ((step * 13) % 9) / 10:.4f}"
+        lines.append(f"{{'loss': '{loss}', 'grad_norm': '{norm}', 'learning_rate': '7.33e-06', 'token_acc': '0.6073', "
+                     f"'epoch': '0.0{step}', 'global_step/max_steps': '{step}/2353', 'elapsed_time': '5m 19s'}}")
+    return lines
+
+
+def test_a_grad_norm_outlier_gone_the_next_step_with_the_loss_unmoved_is_a_note() -> None:
+    found = engine_verdict(_swift(outlier_stays=False))
+    assert [i for i in found if i.severity in ("critical", "warning")] == []
+    assert [(i.failure, i.data["passed"]) for i in found] == [("grad_norm_explosion", True)]
+
+
+def test_a_grad_norm_that_stays_exploded_is_a_warning() -> None:
+    top = engine_verdict(_swift(outlier_stays=True))[0]
+    assert (top.failure, top.severity) == ("grad_norm_explosion", "warning")
