@@ -68,3 +68,17 @@ def test_every_process_failing_the_same_check_names_no_rank() -> None:
                   f"{addr}>, ...)` but it conflicts with the value `--strategy=ddp` set through the CLI."]
     top = engine_verdict(lines + _summary(1, 3))[0]
     assert (top.failure, top.rank) == ("rank_exception", None)
+
+
+def test_gloos_own_failed_invariant_in_set_up_is_the_failed_workers_nccl_error() -> None:
+    """gloo's GLOO_ENFORCE in its context (one process given another world size than its peers:
+    ``rank < size. 3 vs 3``; corpus holdout24 g24-020) is a communication set-up failure, not a
+    plain exception: the worker the agent saw fail is named."""
+    lines = ["Traceback (most recent call last):", '  File "/home/user/job/train.py", line 9, in <module>',
+             "    dist.init_process_group('gloo', rank=rank, world_size=world)",
+             '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2169, '
+             "in _new_process_group_helper", "    backend_class = ProcessGroupGloo(",
+             "RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/context.cc:23] rank < size. 3 vs 3",
+             *_summary(2, 3)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nccl_error", 2)
