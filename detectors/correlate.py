@@ -79,6 +79,7 @@ _DYNAMIC_SCALE_LOGGERS = frozenset({"fairseq"})
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
+CUT_MIN_CHARS = 20  # an exception line cut at least this far in, the start of another's, is a copy of it
 # a scale that climbed back to this many times its lowest (and to 2 or more) after the last halving
 # had found a working scale again, even from below the scaler's floor
 REGROWN_FACTOR = 8.0
@@ -1533,6 +1534,7 @@ class _Correlator:
                 # its own network error, an exception like any other, not a collective's lost peer
                 f.failure, f.role = "rank_exception", Role.CAUSE
                 f.data["exc_type"] = "ConnectionResetError"
+        _cut_copies(base)
         self.handled_exceptions(base)
         _after_oom(base)
         self.reduced_reports(base)
@@ -2315,6 +2317,30 @@ def _spike_passed(rs: RankState, at: SampleRec) -> bool:
     typical = sorted(after)[len(after) // 2]
     tail = sorted(after[-3:])[1]
     return typical <= 2 * base and tail <= 2 * base
+
+
+def _cut_copies(base: list[Finding]) -> None:
+    """An exception line cut short (a paste or a log ends mid-line: ``RuntimeError: NCCL error in:
+    /opt/conda/.../torch/l``) whose text is the start of a line another finding already named
+    (``... ProcessGroupNCCL.cpp:388, invalid argument``): the same error printed by another
+    process, so the same failure, not a plain exception outranking it."""
+    named = [f for f in base if f.failure != "rank_exception" and f.role is Role.CAUSE and f.evidence]
+    if not named:
+        return
+    for f in base:
+        msg = f.data.get("message")
+        if f.failure != "rank_exception" or f.role is not Role.CAUSE or not isinstance(msg, str) or len(msg) < CUT_MIN_CHARS:
+            continue
+        exc = str(f.data.get("exc_type", "")).rsplit(".", 1)[-1]
+        head = f"{exc}: {msg}"
+        for g in named:
+            text = g.evidence[0].text
+            if g.order < f.order and head in text and not text.rstrip().endswith(head):
+                f.failure = g.failure
+                f.priority = g.priority
+                f.data = {**{k: v for k, v in g.data.items() if k not in ("rank", "rank_from")},
+                          **{k: v for k, v in f.data.items() if k in ("rank_from",)}, "cut_copy": True}
+                break
 
 
 def _explosion_passed(rs: RankState, at: SampleRec) -> bool:
