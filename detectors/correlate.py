@@ -1540,6 +1540,7 @@ class _Correlator:
         self.reduced_reports(base)
         _crash_after_own_comm_error(base)
         numeric = self.nonfinite()
+        _assert_after_nan(base, numeric)
         scale = self.loss_scale()
         spikes = self.spikes()
         # (a loss of a trillion seen first, with nothing before it to measure a rise from, does not
@@ -2317,6 +2318,21 @@ def _spike_passed(rs: RankState, at: SampleRec) -> bool:
     typical = sorted(after)[len(after) // 2]
     tail = sorted(after[-3:])[1]
     return typical <= 2 * base and tail <= 2 * base
+
+
+def _assert_after_nan(base: list[Finding], numeric: list[Finding]) -> None:
+    """A device-side assert (an index kernel's ``Assertion `dstIndex < dstAddDimSize` failed``)
+    below lines of the same file where the loss had already gone non-finite: NaN features turned
+    into an out-of-range index. The NaN is the cause; the assert and its traceback are its
+    consequence (a device-side assert with no NaN before it stays the cause)."""
+    bad = [(f.evidence[0].path, f.evidence[0].line) for f in numeric if f.role is Role.CAUSE and f.evidence]
+    if not bad:
+        return
+    for f in base:
+        if f.data.get("device_assert") and f.role is Role.CAUSE and f.evidence and any(
+                path == f.evidence[0].path and line < f.evidence[0].line for path, line in bad):
+            f.role = Role.COLLATERAL
+            f.data["after_nonfinite"] = True
 
 
 def _cut_copies(base: list[Finding]) -> None:
