@@ -1804,6 +1804,11 @@ class _Correlator:
                  and f.data.get("pattern") == head.data.get("pattern") and f.data.get("metric") == head.data.get("metric")
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # the same report of the same metric on several ranks at one step (a synced metric)
+        same_alloc = [f for f in causes if f.failure == failure and f.rank is not None and f.step == head.step
+                      and f.data.get("size") == head.data.get("size")]
+        if (rank is not None and head.data.get("size") and head.step is not None and len({f.rank for f in same_alloc}) > 1
+                and len({f.data.get("gpu") for f in same_alloc}) > 1):
+            rank = None  # the same allocation failing at one step on several ranks' GPUs: a symmetric step's
         if rank is not None and failure in _COMM_FAILURES and _first_warn_shared(causes, failure):
             rank = None  # the first failing call, made by several processes alike: their node's, not a rank's
         single = self.world_size() == 1

@@ -35,3 +35,20 @@ def test_another_hip_error_is_not_an_oom() -> None:
     lines = ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>',
              "RuntimeError: HIP error: no kernel image is available for execution on the device"]
     assert all(i.failure != "cuda_oom" for i in engine_verdict(lines))
+
+
+def _ds_oom(r: int, size: str) -> list[str]:
+    return [f"[rank{r}]: Traceback (most recent call last):", f'[rank{r}]:   File "/home/sky/LLM/run/quantize.py", line 44, in train_step',
+            f"[rank{r}]:     ds_engine.backward(loss)",
+            f"[rank{r}]: torch.OutOfMemoryError: HIP out of memory. Tried to allocate {size}. GPU {r} has a total capacity of "
+            "23.98 GiB of which 0 bytes is free. Of the allocated memory 22.80 GiB is allocated by PyTorch"]
+
+
+def test_the_same_allocation_failing_at_one_step_on_every_gpu_names_no_rank() -> None:
+    # a DeepSpeed bf16 quantisation run on two ROCm GPUs (corpus holdout24 h24d-008): both ranks fail
+    # the same 76 MiB allocation in the same backward: a symmetric step, no rank started it
+    steps = [f"[rank{r}]: step 2 loss 3.21{r}" for r in (0, 1)]
+    top = engine_verdict([*steps, *_ds_oom(1, "76.00 MiB"), *_ds_oom(0, "76.00 MiB")])[0]
+    assert (top.failure, top.rank) == ("cuda_oom", None)
+    top = engine_verdict([*steps, *_ds_oom(1, "76.00 MiB"), *_ds_oom(0, "2.00 GiB")])[0]
+    assert (top.failure, top.rank) == ("cuda_oom", 1)
