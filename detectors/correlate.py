@@ -1315,9 +1315,8 @@ class _Correlator:
         ``warning`` rank_hang, naming the rank whose last line was behind the others' if one was.
         A job that printed its end-of-training summary had not hung; one whose clocked metric
         lines still came at a timed interrupt was making progress."""
-        if any(f.data.get("reason") or f.data.get("cancelled") for f in self.st.findings
-               if f.failure == "launcher_teardown"):
-            return []  # the scheduler said why it stopped the job (scancel, its time limit): no guess
+        scheduled = any(f.data.get("reason") or f.data.get("cancelled") for f in self.st.findings
+                        if f.failure == "launcher_teardown")
         received = [f for f in signalled if "pid" not in f.data
                     and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS]
         interrupts = [t for t in self.st.teardowns if t.data.get("interrupted")]
@@ -1342,6 +1341,10 @@ class _Correlator:
         # (ranks that logged only progress notes, "rank 1 step 0: backward done", count too)
         behind = self._behind({k: rs for k, rs in self.st.ranks.items()
                                if rs.samples or getattr(rs, "last_progress", None) is not None})
+        if scheduled and behind is None:
+            # the scheduler said why it stopped the job (scancel, its time limit) and no rank was
+            # behind the others: no hang is guessed from the stop
+            return []
         return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, first[2],
                              evidence, severity="warning", rank_from="progress" if behind is not None else None,
                              # a guess from the stop alone: any failure the lines show outranks it
@@ -2082,7 +2085,7 @@ def _untask(base: list[Finding]) -> None:
         if f.rank is None or f.data.get("rank_from") != "prefix" or not f.evidence:
             continue
         pre = split_prefixes(f.evidence[0].text)
-        if pre.task == f.rank == pre.rank:
+        if pre.task == f.rank == pre.rank and not pre.tagged:
             f.rank = None
             f.data.pop("rank_from", None)
 

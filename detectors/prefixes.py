@@ -38,6 +38,7 @@ class Prefixed:
     node: str | None = None  # Ray's `(Actor pid=N, ip=X)`: the worker's node (its pid is unique there only)
     bracket: int | None = None  # the number of a leading "[N] " (a viewer's line number or an MPI rank)
     task: int | None = None  # Slurm's `srun --label` task id (a global rank only with one task per process)
+    tagged: bool = False  # the rank came from a tag of its own after the task label ("1: [r2/4] ..."), not the label
 
 
 # a log viewer's line number ("[80746] "), or the rank that MPICH's and Intel MPI's
@@ -76,12 +77,12 @@ _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:
 # worker / machine word with a short id ("hostA: ", "node1: ", "worker_b: ")
 _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}"
                          r"|(?:[Hh]ost|[Nn]ode|[Ww]orker|[Mm]achine)(?:[-_]?\d{1,3}|[-_]?[A-Z]|[-_][a-z])): ")
-_RANK = re.compile(r"\[rank(?P<n>\d+)\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] "
-_SHORT_RANK = re.compile(r"\[[rR](?P<n>\d{1,6})\]:?\s")
+_RANK = re.compile(r"\[rank(?P<n>\d+)(?:/\d{1,6})?\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] " / "[rank1/4] "
+_SHORT_RANK = re.compile(r"\[[rR](?P<n>\d{1,6})(?:/\d{1,6})?\]:?\s")  # "[r3] ", "[r3/4] " (rank 3 of 4)
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] ", "[R3] "
-_USER_RANK = re.compile(r"(?:rank|\[[rR])(?P<n>\d{1,6})[:\]]\s")
+_USER_RANK = re.compile(r"(?:rank|\[[rR])(?P<n>\d{1,6})(?:/\d{1,6})?[:\]]\s")
 # ... after the level word alone (a format string "%(levelname)s rank%(rank)s: %(message)s")
-_LEVEL_USER_RANK = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[: ](?:rank|\[[rR])(?P<n>\d{1,6})[:\]]\s")
+_LEVEL_USER_RANK = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[: ](?:rank|\[[rR])(?P<n>\d{1,6})(?:/\d{1,6})?[:\]]\s")
 _C10 = re.compile(
     r"\[(?P<lvl>[IWEF])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? ?(?:[\w./-]+\.(?:cpp|cc|h|hpp|cu|py)):\d+\]\s?"
 )
@@ -299,9 +300,11 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             pos = m.end()  # a collector's own label ("master-0 logs: ") before torchrun's prefix
             continue
         break
-    m = _RANK.match(s, pos) or (_USER_RANK.match(s, pos) if pos == 0 else None)
+    # (a user's own tag also right after srun's task label: "1: [r2/4] step 17": task 1 runs rank 2)
+    m = _RANK.match(s, pos) or (_USER_RANK.match(s, pos) if pos == 0 or p.task is not None else None)
     if m:
         p.rank = int(m.group("n"))
+        p.tagged = p.task is not None
         pos = m.end()
     elif pos == 0 and s[:1] in "DIWEC" and (m := _LEVEL_USER_RANK.match(s)):
         p.level = m.group("lvl")

@@ -116,7 +116,7 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
         return None, None, None
     rank = pre.rank
     local = pre.local_rank
-    if rank is not None and rank == pre.task and getattr(job, "srun_node_tasks", False):
+    if rank is not None and rank == pre.task and not pre.tagged and getattr(job, "srun_node_tasks", False):
         rank = None  # an srun label of a node's task (torchrun's ranks under it), not a rank
     if rank is None and pre.bracket is not None and not (pre.host is None and _NCCL_DEV.match(pre.body)) and _bracket_rank(pre.bracket, state, line):
         rank = pre.bracket

@@ -534,3 +534,16 @@ def test_argparse_rejecting_every_workers_command_line_is_a_crash_of_the_job() -
              "train.py: error: unrecognized arguments: configs/scaling_cgpu.yaml"]
     top = engine_verdict(usage * 4)[0]
     assert (top.failure, top.severity, top.rank) == ("rank_exception", "critical", None)
+
+
+@pytest.mark.parametrize(("line", "rank", "task"), [
+    ("[r2/4] step   17 fwd", 2, None),       # a user's "rank of world" tag
+    ("1: [r2/4] step   17 fwd", 2, 1),      # the same behind srun's task label (task 1 runs rank 2)
+    ("1: [r2] step 17 loss 0.33242", 2, 1),
+    ("[rank3/8] step 4 loss 1.2", 3, None),
+])
+def test_a_rank_of_world_tag_and_a_users_tag_behind_an_srun_label(line: str, rank: int, task: int | None) -> None:
+    # a CPU job under an srun-like wrapper that labels each launcher's lines (corpus holdout24 g24-005)
+    from detectors.prefixes import split_prefixes
+    p = split_prefixes(line)
+    assert (p.rank, p.task) == (rank, task)

@@ -67,3 +67,23 @@ def test_a_loss_spike_before_a_time_limit_leads() -> None:
     found = engine_verdict([*spiked, "slurmstepd: error: *** JOB 1809655 ON r6i4n3 CANCELLED AT 2021-05-24T09:50:34 "
                             "DUE TO TIME LIMIT ***", *_LAUNCHERS])
     assert found[0].failure == "loss_spike"
+
+
+def test_a_time_limit_with_one_rank_behind_the_others_is_that_ranks_hang() -> None:
+    # a CPU job under an srun-like wrapper (corpus holdout24 g24-005): ranks 0, 1 and 3 noted "step 18
+    # fwd", rank 2 never did; then Slurm's time limit and both launchers' SIGTERM
+    lines = []
+    for step in range(10, 19):
+        for r in (0, 1, 2, 3):
+            if step == 18 and r == 2:
+                continue
+            lines.append(f"{r // 2}: [r{r}/4] step {step:4d} fwd")
+            if step < 18:
+                lines.append(f"{r // 2}: [r{r}/4] step {step:4d} loss 0.3{r}{step % 10}")
+    lines += ["slurmstepd: error: *** STEP 48213.0 ON hostA CANCELLED AT 2026-12-07T02:11:49 DUE TO TIME LIMIT ***",
+              "0: W1207 02:11:49.783000 1848 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, "
+              "shutting down workers",
+              "1: W1207 02:11:49.790000 1849 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, "
+              "shutting down workers"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 2)
