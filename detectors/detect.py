@@ -50,6 +50,7 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
 MAX_STALL_REPORTS = 16  # stall-inspector lists whose ranks are kept (the first ones tell who started it)
+UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over counts
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
 # trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
@@ -893,7 +894,7 @@ class JobState:
         if not st.baseline:
             return  # no metric has a baseline yet: nothing below can be judged
         unkeyed = bool(get("unkeyed"))  # bare number columns: only a gross change counts
-        for metric, ratio, big, attr in (("loss", 100.0 if unkeyed else 3.0, 100.0 if unkeyed else 5.0, "spike"),
+        for metric, ratio, big, attr in (("loss", UNKEYED_RATIO if unkeyed else 3.0, UNKEYED_RATIO if unkeyed else 5.0, "spike"),
                                          ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
             v = get(metric)

@@ -467,3 +467,12 @@ def test_a_table_row_with_a_measure_in_a_column_the_table_does_not_know() -> Non
     # a text cell there is still another text's row
     st = fed_state([*lines[:2], "       5 |    15 |   1.6560 |    5.238 |   0.0200 |    slow"])
     assert not [s for rs in st.ranks.values() for s in rs.samples]
+
+
+def test_bare_columns_that_rise_fifty_fold_are_a_spike() -> None:
+    """Headerless rows ``step smoothed_loss lr gnorm`` (a CPU torchrun job, corpus holdout24 g24-008):
+    the loss column climbs 19 → 315 → 1497 after the lr column jumps 0.002 → 2.0: 77 times its level,
+    a divergence whatever the column is; a 9x rise (an accuracy) is still none."""
+    rows = [f"{s} {23.7 - s / 40:.4f} 0.0020 {5 + s % 9}.12" for s in range(6, 150, 6)]
+    rows += [f"{s} {v:.4f} 2.0000 13210274.00" for s, v in ((156, 315.0), (162, 601.9), (168, 880.4), (174, 1150.6), (180, 1496.9))]
+    assert "loss_spike" in _incidents(rows)
