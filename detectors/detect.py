@@ -50,6 +50,7 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
 MAX_STALL_REPORTS = 16  # stall-inspector lists whose ranks are kept (the first ones tell who started it)
+JUMP_BEFORE_NAN = 4.0  # the last finite loss before a NaN this many times its level: the spike came first
 UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over counts
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
@@ -76,6 +77,25 @@ PPL_JUMP = 3.0
 
 def nonfinite(v: Any) -> bool:
     return isinstance(v, float) and not math.isfinite(v)
+
+
+def _jump_before_nan(st: RankState, nan_rec: SampleRec) -> None:
+    """The last finite loss logged right before the first non-finite one had jumped JUMP_BEFORE_NAN
+    times or more over the three before it (0.15 → 1.38, then nan): a divergence the NaN ended, a
+    spike that came first, even where a loss still falling from a high start keeps the window's
+    median above it. Only a rise of at least 0.5 counts (a loss near zero wobbles by ratios)."""
+    prev = [p for p in st.samples if p.order < nan_rec.order and isinstance(p.data.get("loss"), float)]
+    if len(prev) < 4 or prev[-1].data.get("unkeyed"):
+        return
+    last = prev[-1]
+    v = last.data["loss"]
+    before = [p.data["loss"] for p in prev[-4:-1]]
+    if not (math.isfinite(v) and all(math.isfinite(b) for b in before)):
+        return
+    level = sorted(before)[1]
+    if level > 0 and v >= JUMP_BEFORE_NAN * level and v - level >= 0.5:
+        st.spike = last
+        last.data.setdefault("baseline_median", level)
 
 
 @dataclass
@@ -753,6 +773,8 @@ class JobState:
         if loss == 0.0 and grad_bad:
             bad_loss = True  # HF: weights already NaN, the logged loss collapses to 0.0
         if bad_loss:
+            if st.spike is None and st.first_bad_loss is None and st.first_bad_global is None:
+                _jump_before_nan(st, rec)
             if get("scope") == "local" and not get("loss_missing"):
                 if st.first_bad_loss is None:
                     st.first_bad_loss = rec

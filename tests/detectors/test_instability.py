@@ -458,3 +458,25 @@ def test_a_grad_norm_outlier_gone_the_next_step_with_the_loss_unmoved_is_a_note(
 def test_a_grad_norm_that_stays_exploded_is_a_warning() -> None:
     top = engine_verdict(_swift(outlier_stays=True))[0]
     assert (top.failure, top.severity) == ("grad_norm_explosion", "warning")
+
+
+# a CPU two-node torchrun job whose lr schedule grew geometrically (corpus holdout24 g24-012): the
+# loss, still falling from 34 at the start, had reached 0.15 when it jumped 9x to 1.38 and the
+# next line was nan: the divergence came first, though the window's median (8) sits far above it
+def _creep(jump: float, ranks: tuple[int, ...] = (0, 2)) -> list[str]:
+    falling = [34.3, 26.2, 19.9, 15.1, 8.7, 5.7, 2.9, 0.57, 0.25, 0.145]
+    lines = []
+    for r in ranks:
+        vals = [*falling, falling[-1] * jump, math.nan, math.nan]
+        lines += [f"node{r // 2} rank{r} step {50 * (i + 1):5d}  loss {v:.8f}  lr 1.0e-03" for i, v in enumerate(vals)]
+    return lines
+
+
+def test_a_several_fold_jump_right_before_the_nan_is_the_divergence_that_led() -> None:
+    top = engine_verdict(_creep(9.5))[0]
+    assert (top.failure, top.rank) == ("loss_spike", None)
+    assert engine_verdict(_creep(9.5, ranks=(2,)))[0].failure == "loss_spike"
+
+
+def test_a_nan_after_a_mild_wobble_is_the_nan() -> None:
+    assert engine_verdict(_creep(1.6))[0].failure == "nonfinite_loss"
