@@ -829,7 +829,10 @@ class JobState:
             if proc is not None and proc == prev.data.get("nccl_proc"):
                 continue  # the same process's own return-code chain below its WARN: no job-wide detail
             if (p is not None and p.path == src.path and 0 < src.line - p.line <= BLOCK_LINES + 1
-                    and prev.failure == detail.failure and prev.role is Role.CAUSE and prev.rank is not None):
+                    and prev.failure == detail.failure and prev.role is Role.CAUSE and prev.rank is not None
+                    and prev.data.get("rank_from") != "message"):
+                # (a line that NAMES the failed rank, "task:1 ... has likely restarted", stays its:
+                # only a rank that merely printed the report is the job's speaker)
                 prev.data["reported_by"] = prev.rank
                 prev.data.pop("rank_from", None)
                 prev.data.pop("local_rank", None)

@@ -6,7 +6,7 @@ report, and the leader's "task N ... heartbeat timeout" names the process that s
 from __future__ import annotations
 
 from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 
 def _incidents(lines: list[str]) -> list[dict]:
@@ -58,3 +58,19 @@ def test_the_task_number_is_the_rank_whoever_logs_it() -> None:
              "remote task has failed, got preempted, or crashed unexpectedly. [type.googleapis.com/tensorflow.CoordinationServiceError='']"]
     top = _incidents(lines)[0]
     assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", 5)
+
+
+def test_a_task_that_reconnected_as_a_new_incarnation_had_died_and_is_named() -> None:
+    # a multi-host JAX/Grain training log (corpus holdout24 h24b-012): the coordination service saw
+    # task 1 connect again as a new process, aborted every task, and this survivor terminated itself
+    lines = [
+        "2025-04-05 18:39:10.837611: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service.cc:962]"
+        " /job:jax_worker/replica:0/task:1 unexpectedly tried to connect with a different incarnation. It has likely restarted.",
+        "E0405 18:39:10.837983     387 coordination_service_agent.cc:455] Polled an error from coordination service (this "
+        "can be an error from this or another task).",
+        "2025-04-05 18:39:10.838153: F external/xla/xla/pjrt/distributed/client.h:80] Terminating process because the JAX "
+        "distributed service detected fatal errors. This most likely indicates that another task died; see the other task "
+        "logs for more details.",
+    ]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_killed", 1)
