@@ -1076,6 +1076,33 @@ class _Correlator:
                 for r in range(n) if r != initiator]
 
     # ----------------------------------------------------------------- hangs
+    def world_mismatch(self, fatal: list[Finding]) -> list[Finding]:
+        """Every rank stated the world size it was given (``init_process_group(..., rank=2,
+        world_size=4)``, a JSON ``"world_size"``), and one rank's differs from what all the others
+        (two or more) said: that process was started with another configuration, so the group
+        could not form and its set-up failed (a store wait for a member that does not exist, a
+        gloo enforce). The job's failure is that rank's communication set-up, whatever timed out."""
+        stated: dict[int, tuple[int, Source]] = getattr(self.st, "world_claims", None) or {}
+        if len(stated) < 3 or not fatal or any(f.data.get("world_mismatch") for f in fatal):
+            return []
+        claims = {r: v for r, (v, _) in stated.items()}
+        counts = Counter(claims.values())
+        if len(counts) != 2:
+            return []
+        (common, n), (odd_value, m) = counts.most_common(2)
+        if m != 1 or n < 2:
+            return []
+        odd = next(r for r, v in claims.items() if v == odd_value)
+        causes = [f for f in fatal if f.role is Role.CAUSE]
+        if any(self.cat[f.failure].hardware or f.failure in ("cuda_oom", "host_oom") for f in causes):
+            return []  # a failure of its own came first: the configuration is a side note
+        for f in fatal:
+            if f.role is Role.CAUSE:
+                f.role = Role.COLLATERAL
+        own = [f.evidence[0] for f in sorted(fatal, key=lambda f: f.order) if f.rank == odd and f.evidence]
+        return [self.finding("nccl_error", odd, None, None, [stated[odd][1], *own[:1]], rank_from="message", world_mismatch=True,
+                             world_size_claimed=odd_value, world_size_others=common)]
+
     def hang(self, fatal: list[Finding]) -> list[Finding]:
         reporters = {f.rank for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost")
                      and f.rank is not None and not f.data.get("observed")}
@@ -1588,6 +1615,7 @@ class _Correlator:
         fatal += self.thread_deaths(fatal)
         fatal += self.interrupted_stacks(fatal)
         fatal += self.stalled_before_stop(fatal)
+        fatal += self.world_mismatch(fatal)
         fatal += self.hang(fatal)
         if fatal and all(f.failure == "launcher_teardown" and f.role is Role.COLLATERAL for f in fatal) and any(
                 "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS
@@ -1873,6 +1901,12 @@ class _Correlator:
             if not d.get("stalled"):
                 lines.append("The wait has not yet timed out in these logs: a slow start-up looks the same. "
                              "If it lasts past its timeout, py-spy the missing rank(s).")
+        elif d.get("world_mismatch"):
+            lines.append(f"{who} was started with world_size={d.get('world_size_claimed')} while every other rank "
+                         f"said {d.get('world_size_others')}: the process group could not form, and the timeouts and "
+                         "lost peers that followed are its consequences.")
+            lines.append("Start every process with the same WORLD_SIZE (one launcher's --nproc_per_node/--nnodes, the "
+                         "same environment on every node) and let init_process_group read it from the environment.")
         elif failure == "rank_hang" and d.get("startup"):
             lines.append(f"These logs of a {d.get('world')}-rank job stop during distributed start-up: no rank logged "
                          "a metric line, and nothing failed, exited or was torn down. If the job is still running, "

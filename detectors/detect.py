@@ -205,6 +205,7 @@ class JobState:
         self.findings: list[Finding] = []
         self.ranks: dict[RankKey, RankState] = {}
         self.context_votes: dict[str, Counter[Any]] = {}
+        self.world_claims: dict[int, tuple[int, Source]] = {}  # rank → the world size its own line stated, and the line
         self.exits: list[Event] = []
         self.teardowns: list[Event] = []
         self.scale_moves: list[ScaleMove] = []
@@ -442,6 +443,12 @@ class JobState:
             self.bar_at = (order, int(ev.data["value"]), int(ev.data.get("total") or 0), ev.source)
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
+            if ev.data["key"] == "world_size" and ev.rank is not None:
+                claims = getattr(self, "world_claims", None)  # (a JobState pickled by an older version lacks it)
+                if claims is None:
+                    claims = self.world_claims = {}
+                if ev.rank in claims or len(claims) < MAX_RANKS:
+                    claims[ev.rank] = (int(ev.data["value"]), ev.source)
         elif ev.kind is EventKind.BLOCK and ev.data.get("untagged"):
             self.last_traceback_order = order
             self._open_block(ev, order, now)
