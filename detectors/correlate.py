@@ -707,7 +707,10 @@ class _Correlator:
     def _regrew_after(self, last: ScaleMove, lowest: float) -> float | None:
         """The highest scale a metric line logged after the last halving, when it is above the
         lowest one and every loss logged after it is finite; else None."""
-        after = [p for rs in self.st.ranks.values() for p in rs.samples if p.order > last.order]
+        # (after it in the run, not only in reading order: the files of several ranks are read one
+        # after another, and another rank's early lines come later in that order)
+        after = [p for rs in self.st.ranks.values() for p in rs.samples if p.order > last.order
+                 and (p.step is None or last.step is None or p.step > last.step)]
         scales = [v for p in after if isinstance(v := p.data.get("loss_scale"), float) and math.isfinite(v)]
         losses = [v for p in after if isinstance(v := p.data.get("loss"), float)]
         return max(scales) if scales and max(scales) > lowest and all(math.isfinite(v) for v in losses) else None
