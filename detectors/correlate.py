@@ -1842,7 +1842,13 @@ class _Correlator:
                       and f.data.get("size") == head.data.get("size")]
         if (rank is not None and head.data.get("size") and head.step is not None and len({f.rank for f in same_alloc}) > 1
                 and len({f.data.get("gpu") for f in same_alloc}) > 1):
-            rank = None  # the same allocation failing at one step on several ranks' GPUs: a symmetric step's
+            # the same allocation failing at one step on several ranks' GPUs: a symmetric step's, no
+            # rank started it; the launcher's first failed worker among them is named, if it says one
+            # (torchrun's "failed ... local_rank: 1", prterun's first non-zero exit)
+            alike = {f.rank for f in same_alloc}
+            said = [e for e in sorted(self.st.exits, key=lambda e: int(e.data.get("order", 0) or 0))
+                    if e.rank in alike and e.data.get("exitcode", 0) > 0]
+            rank = said[0].rank if said else None
         if rank is not None and failure in _COMM_FAILURES and _first_warn_shared(causes, failure):
             rank = None  # the first failing call, made by several processes alike: their node's, not a rank's
         single = self.world_size() == 1

@@ -168,7 +168,8 @@ def _spawn(m: re.Match[str], seg: Segment) -> bool:
 # "mpirun noticed that process rank 7 with PID 0 on node n1 exited on signal 9 (Killed)." and,
 # over three lines, "The first process to do so was: / Process name: [[29973,1],0] / Exit code: 1"
 _MPI_SIGNAL = re.compile(r"(?:mpirun|mpiexec|orterun|prterun) noticed that process rank (?P<rank>\d+) with PID \S+ on node \S+ exited on signal (?P<sig>\d+)")
-_MPI_NAME = re.compile(r"Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]")
+# (Open MPI 5's PRRTE names the process "[prterun-host-4123871@1,0]": job 1, rank 0)
+_MPI_NAME = re.compile(r"Process name:\s+\[(?:\[\d+,\d+\]|prterun-[\w.-]+@\d+),(?P<rank>\d+)\]")
 _MPI_CODE = re.compile(r"^\s*Exit code:\s+(?P<code>-?\d+)")
 # a process called MPI_Abort (Horovod and mpi4py do on an uncaught exception) and Open MPI kills
 # the rest: "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD" and, often on the
@@ -404,7 +405,7 @@ RULES = [
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
-    Rule("launcher.mpirun", r"MPI_ABORT was invoked on rank \d+|(?:mpirun|mpiexec|orterun|prterun) noticed that process rank \d+|Process name:\s+\[\[\d+,\d+\],\d+\]|^\s*Exit code:\s+-?\d+",
+    Rule("launcher.mpirun", r"MPI_ABORT was invoked on rank \d+|(?:mpirun|mpiexec|orterun|prterun) noticed that process rank \d+|Process name:\s+\[(?:\[\d+,\d+\]|prterun-[\w.-]+@\d+),\d+\]|^\s*Exit code:\s+-?\d+",
          _mpirun),
     Rule("launcher.spawn", r"process \d+ terminated with (?:signal|exit code)|-- Process \d+ termin", _spawn),
     Rule("launcher.srun", r"srun: error: \S+: tasks? [\d,-]+: |srun: (?:Terminating|Job step aborted|Force Terminated)"

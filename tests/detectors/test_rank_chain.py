@@ -547,3 +547,18 @@ def test_a_rank_of_world_tag_and_a_users_tag_behind_an_srun_label(line: str, ran
     from detectors.prefixes import split_prefixes
     p = split_prefixes(line)
     assert (p.rank, p.task) == (rank, task)
+
+
+def test_open_mpi_5s_prterun_names_its_first_failed_process_too() -> None:
+    # a DeepSpeed job on two ROCm GPUs under prterun (corpus holdout24 h24e-012): both ranks fail the
+    # same 64 MiB allocation; PRRTE's summary names the first process that exited, rank 0
+    oom = ("[rank{r}]: torch.OutOfMemoryError: HIP out of memory. Tried to allocate 64.00 MiB. GPU {r} has a total "
+           "capacity of 63.98 GiB of which 10.00 MiB is free.")
+    text = "\n".join([f"[rank{r}]: step 0 loss 10.2" for r in (0, 1)] + [oom.format(r=0), oom.format(r=1)] + [
+        "prterun detected that one or more processes exited with non-zero status,",
+        "thus causing the job to be terminated. The first process to do so was:", "",
+        "   Process name: [prterun-scc-4123871@1,0]", "   Exit code:    1"]) + "\n"
+    inc = report(text)["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("cuda_oom", 0)
+    text = text.replace("Process name: [prterun-scc-4123871@1,0]", "Process name: [prterun-scc-4123871@1,1]")
+    assert report(text)["incidents"][0]["initiator"]["rank"] == 1
