@@ -50,6 +50,7 @@ MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
 MAX_STALL_REPORTS = 16  # stall-inspector lists whose ranks are kept (the first ones tell who started it)
+ZERO_HOVER_MADS = 10.0  # a loss whose median is within 3 MADs of zero spikes only this many MADs above it
 JUMP_BEFORE_NAN = 4.0  # the last finite loss before a NaN this many times its level: the spike came first
 UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over counts
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
@@ -77,6 +78,11 @@ PPL_JUMP = 3.0
 
 def nonfinite(v: Any) -> bool:
     return isinstance(v, float) and not math.isfinite(v)
+
+
+def _reached_zero(st: RankState) -> bool:
+    """A logged loss of this rank at or below zero (an NLL, a log-likelihood objective)."""
+    return any(isinstance(v := p.data.get("loss"), float) and v <= 0 for p in st.samples)
 
 
 def _jump_before_nan(st: RankState, nan_rec: SampleRec) -> None:
@@ -958,7 +964,11 @@ class JobState:
                     setattr(st, attr, rec)
                     rec.data.setdefault("baseline_median", med)
                 continue
-            if n >= 20:
+            if metric == "loss" and size < 3 * mad and _reached_zero(st):
+                # a loss hovering around zero (an NLL of -0.5..0.3): its median is no level to
+                # measure ratios from; only a break far out of its own spread counts
+                hit = rise > ZERO_HOVER_MADS * mad
+            elif n >= 20:
                 hit = rise > (ratio - 1) * size and rise > 8 * max(mad, 1e-12)
             elif not short:
                 hit = rise > (ratio - 1) * size

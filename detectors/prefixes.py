@@ -94,7 +94,9 @@ _TORCH21 = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[,.]\d+\] [\w.]+
 _DEEPSPEED = re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[,.]\d+\] \[(?P<lvl>[A-Z]+)\] \[[^\]]*\] ?")
 _LOG_DIST = re.compile(r"\[Rank (?P<n>\d+)\] ")
 # stdlib default: WARNING:torch.distributed.elastic.multiprocessing.api:msg
-_STDLIB = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
+_STDLIB = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):")
+# a logger named after its rank ("trainer.rank2", "train.rank_3"): getLogger(f"trainer.rank{rank}")
+_LOGGER_RANK = re.compile(r"(?:^|[._])rank[_-]?(?P<n>\d{1,6})$", re.IGNORECASE)
 # rich console handler: " ERROR    failed (exitcode: -9) ...   api.py:673"
 _RICH = re.compile(r"\s?(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}")
 _RICH_TAIL = re.compile(r"(?<!\s)\s{2,}[\w.-]+\.py:\d+\s*$")  # from a run's start only: linear
@@ -326,6 +328,8 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             if m:
                 p.level = m.group("lvl")
                 gd = m.groupdict()
+                if gd.get("logger") and p.rank is None and (lm := _LOGGER_RANK.search(gd["logger"])):
+                    p.rank = int(lm.group("n"))
                 if gd.get("ts"):
                     p.time = _ts_full(gd["ts"])
                 elif gd.get("md"):
