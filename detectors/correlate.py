@@ -79,6 +79,7 @@ _DYNAMIC_SCALE_LOGGERS = frozenset({"fairseq"})
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
+PLACEHOLDER_AFTER = 5  # finite losses after a series' first value, NaN, that make it a placeholder
 CUT_MIN_CHARS = 20  # an exception line cut at least this far in, the start of another's, is a copy of it
 # a scale that climbed back to this many times its lowest (and to 2 or more) after the last halving
 # had found a working scale again, even from below the scaler's floor
@@ -153,6 +154,10 @@ class _Correlator:
         grad_bad: list[tuple[RankKey, SampleRec]] = []
         global_bad: list[tuple[RankKey, SampleRec]] = []
         for key, rs in self.st.ranks.items():
+            if rs.first_bad_loss is not None and _placeholder_nan(rs, rs.first_bad_loss):
+                continue
+            if rs.first_bad_global is not None and rs.first_bad_loss is None and _placeholder_nan(rs, rs.first_bad_global):
+                continue
             if rs.first_bad_loss and _finite_loss_at(rs, rs.first_bad_loss):
                 # the rank also said its own loss was finite at that step ("[RANK 0] step 7: local
                 # loss 0.23" beside a bar's NaN mean): the NaN is a reduced view, not its loss
@@ -2384,6 +2389,29 @@ def _assert_after_nan(base: list[Finding], numeric: list[Finding]) -> None:
                 path == f.evidence[0].path and line < f.evidence[0].line for path, line in bad):
             f.role = Role.COLLATERAL
             f.data["after_nonfinite"] = True
+
+
+def _placeholder_nan(rs: RankState, rec: SampleRec) -> bool:
+    """The series' very first loss is NaN and every loss logged after it (PLACEHOLDER_AFTER or more)
+    is finite: a metric printed before it was computed (Lightning's progress line shows
+    ``train_loss_epoch=nan`` for epoch 0 before the first epoch ended), not a NaN in training."""
+    v = rec.data.get("loss")
+    if not isinstance(v, float) or math.isfinite(v) or rec.data.get("loss_missing"):
+        return False
+    if rs.n_samples != len(rs.samples) or not any(p.order == rec.order for p in rs.samples):
+        return False  # the window dropped older samples: whether it was the first is unknown
+    after = 0
+    for p in rs.samples:
+        x = p.data.get("loss")
+        if not isinstance(x, float):
+            continue
+        if p.order < rec.order:
+            return False  # a loss was logged before it: not the first
+        if p.order > rec.order:
+            if not math.isfinite(x):
+                return False
+            after += 1
+    return after >= PLACEHOLDER_AFTER
 
 
 def _cut_copies(base: list[Finding]) -> None:

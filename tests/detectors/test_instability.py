@@ -480,3 +480,18 @@ def test_a_several_fold_jump_right_before_the_nan_is_the_divergence_that_led() -
 
 def test_a_nan_after_a_mild_wobble_is_the_nan() -> None:
     assert engine_verdict(_creep(1.6))[0].failure == "nonfinite_loss"
+
+
+# Lightning's per-epoch line prints train_loss_epoch=nan for epoch 0, before the first epoch's
+# mean exists (a CPU Lightning job, corpus holdout24 g24d-022); a NaN among the later epochs is one
+def _epochs(nan_at: int) -> list[str]:
+    return [f"Epoch {e:02d}: train_loss_epoch={'nan' if e == nan_at else f'{1.11 - e / 15:.4f}'} val_loss={1.08 + e / 30:.4f}"
+            for e in range(12)]
+
+
+def test_a_series_whose_first_value_alone_is_nan_is_a_placeholder() -> None:
+    assert [i for i in engine_verdict(_epochs(0)) if i.severity in ("critical", "warning")] == []
+
+
+def test_a_nan_after_finite_values_is_still_a_nan() -> None:
+    assert engine_verdict(_epochs(6))[0].failure == "nonfinite_loss"
