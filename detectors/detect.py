@@ -915,6 +915,10 @@ class JobState:
             st.spike = rec  # a loss of a trillion or more: diverged, no baseline needed
             return
         ppl = get("ppl")
+        if isinstance(ppl, float) and not isfinite(ppl) and isinstance(v_loss, float) and isfinite(v_loss):
+            # exp(loss) overflowed its float type (fp16's past a loss of 11.1): the perplexity the loss
+            # beside it stands for is what is judged (a loss of 2837 is still far past any vocabulary)
+            ppl = math.exp(min(v_loss, 700.0))
         if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
             st.spike = rec  # worse than chance over any vocabulary: no baseline needed
             return

@@ -495,3 +495,14 @@ def test_a_series_whose_first_value_alone_is_nan_is_a_placeholder() -> None:
 
 def test_a_nan_after_finite_values_is_still_a_nan() -> None:
     assert engine_verdict(_epochs(6))[0].failure == "nonfinite_loss"
+
+
+def test_a_perplexity_overflowed_to_infinity_beside_a_plausible_loss_is_that_loss() -> None:
+    # a CPU job logging exp(loss) in float16 for a dashboard (corpus holdout24 g24d-023): "ppl":
+    # Infinity while the loss was 15.3 at step 0, then finite as the loss fell; fairseq's "loss
+    # 2837.172 | ppl inf" (h12a-021) stays a diverged loss
+    lines = [f'{{"event": "train", "level": "info", "loss": {loss}, "ppl": {ppl}, "rank": {r}, "step": {step}, "world": 2}}'
+             for step, loss, ppl in ((0, 15.33, "Infinity"), (15, 12.98, "Infinity"), (30, 9.63, 15256.0), (45, 8.12, 3378.0),
+                                     (60, 6.33, 562.5), (75, 4.1, 60.3), (90, 2.2, 9.0), (105, 1.4, 4.05), (120, 1.2, 3.3))
+             for r in (0, 1)]
+    assert [i for i in engine_verdict(lines) if i.severity in ("critical", "warning")] == []
