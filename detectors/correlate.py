@@ -55,6 +55,7 @@ LONG_RUN = 10
 STATIC_OVERFLOWS = 5  # overflow reports under a static loss scale that make it a problem
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 HANDLED_OWN_SAMPLES = 2  # ... its own rank's metric lines after it, when it names its rank
+SURVIVED_WARN_SAMPLES = 10  # metric lines after an NCCL WARN, nothing failing: NCCL went on from it
 HANDLED_SAMPLES = 3  # metric lines after a traceback (its rank's, or any with no rank): it was handled
 RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
 # a start-up descent: the first STARTUP_RUN+ halvings in a row, ending at STARTUP_FLOOR or above,
@@ -290,6 +291,25 @@ class _Correlator:
                                     rank_from=f.data.get("rank_from") or "prefix", thread_died=f.data.get("exc_type"),
                                     reporters=sorted({g.rank for g in waits if g.rank is not None and g.order > f.order})))
         return out
+
+    def survived_warns(self, base: list[Finding]) -> None:
+        """An ``NCCL WARN`` line (no traceback, no abort with it) after which the job went on
+        training: SURVIVED_WARN_SAMPLES or more metric lines below it, and no process exited, was
+        torn down or failed. NCCL warned and went on (an IB device it could not open and skipped,
+        a transport it fell back from): a note, not the job's failure."""
+        if self.st.exits or self.st.teardowns:
+            return
+        warns = [f for f in base if f.failure in _COMM_FAILURES and f.role is Role.CAUSE and not f.data.get("frames")
+                 and f.evidence and "NCCL WARN" in f.evidence[0].text]
+        if not warns or any(f.role is Role.CAUSE and f not in warns and f.failure not in _COMM_FAILURES for f in base):
+            return
+        orders = sorted(p.order for rs in self.st.ranks.values() for p in rs.samples)
+        last_warn = max(f.order for f in warns)
+        if len(orders) - bisect_right(orders, last_warn) < SURVIVED_WARN_SAMPLES:
+            return
+        for f in warns:
+            f.role = Role.BENIGN
+            f.data["survived"] = True
 
     def handled_exceptions(self, base: list[Finding]) -> None:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
@@ -1573,6 +1593,7 @@ class _Correlator:
                 f.failure, f.role = "rank_exception", Role.CAUSE
                 f.data["exc_type"] = "ConnectionResetError"
         _cut_copies(base)
+        self.survived_warns(base)
         self.handled_exceptions(base)
         _after_oom(base)
         self.reduced_reports(base)

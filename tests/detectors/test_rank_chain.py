@@ -583,3 +583,17 @@ def test_a_loss_hovering_around_zero_does_not_spike_on_its_own_noise() -> None:
     lines = [f"INFO:trainer.rank2:step={3 * (i + 1)} nll={v} min_rate=2.5" for i, v in enumerate(vals)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank, top.step) == ("nonfinite_loss", 2, 30)
+
+
+def test_an_nccl_warn_the_job_trained_on_from_is_a_note() -> None:
+    # a committed 8-GPU run whose every process warned it could not open one IB device, then trained
+    # to the end (corpus holdout24 h24e-019): NCCL skipped the device and went on
+    warns = []
+    for dev in range(4):
+        warns += [f"[2026-03-18 14:38:12] pgut1-0:87178{dev}:87184{dev} [{dev}] ibvwrap.c:94 NCCL WARN Call to ibv_open_device failed",
+                  f"[2026-03-18 14:38:12] pgut1-0:87178{dev}:87184{dev} [{dev}] p2p_plugin.c:565 NCCL WARN NET/IB : Unable to "
+                  "open device mlx5_an0"]
+    steps = [f"step:{s}/2000 train_loss:{4.0 - s / 1000:.4f} train_time:{s * 50}ms" for s in range(100, 1300, 100)]
+    assert [i for i in engine_verdict([*warns, *steps]) if i.severity in ("critical", "warning")] == []
+    top = engine_verdict([*warns, *steps[:2]])[0]
+    assert top.failure == "nccl_error"  # two lines after it tell nothing yet
