@@ -240,3 +240,18 @@ def test_a_start_up_descent_below_the_floor_that_climbed_far_back_is_warm_up() -
 
 def test_the_same_descent_that_stays_below_the_floor_is_a_collapse() -> None:
     assert engine_verdict(_w2v2(regrows=False))[0].failure == "loss_scale_collapse"
+
+
+@pytest.mark.parametrize("message", [
+    "FloatingPointError: DynamicScale: loss scale is already at its minimum (1.0) and gradients still overflow at step 85",
+    "FloatingPointError: ScaleKeeper: loss scale pinned at min_scale=1 for 8 consecutive overflowing steps; gradients "
+    "are not finite at any scale",
+])
+def test_a_hand_written_scalers_abort_at_its_minimum_is_the_collapse(message: str) -> None:
+    # CPU torchrun jobs with their own fp16 scalers (corpus holdout24 g24d-012, g24c-011): every rank
+    # raises the scaler's own abort after a run of skipped steps at scale 1
+    lines = [f"step {s}: non-finite fp16 grads, update skipped (at_min), loss_scale=1" for s in range(78, 86)]
+    for r in (0, 1, 2):
+        lines += [f"[rank{r}]: Traceback (most recent call last):", f'[rank{r}]:   File "/home/user/job/train.py", line 88, in <module>',
+                  f"[rank{r}]:     scaler.update(found_inf)", f"[rank{r}]: {message}"]
+    assert engine_verdict(lines)[0].failure == "loss_scale_collapse"
