@@ -40,3 +40,11 @@ def test_bf16_refusals_are_bf16_unsupported(line: str) -> None:
 @pytest.mark.parametrize("line", _FALLBACKS)
 def test_fallback_warnings_are_quiet(line: str) -> None:
     assert [i for i in engine_verdict([line]) if i.severity in ("warning", "critical")] == []
+
+
+def test_a_missing_bf16_kernel_inside_a_json_string_is_read() -> None:
+    # hello-agents' RL tool returns its error as JSON, the kernel's name in escaped quotes (corpus
+    # holdout24 h24f-006): GradScaler's unscale kernel has no bf16 implementation
+    lines = ["报错：{", '  "status": "error",',
+             '  "message": "操作失败: \\"_amp_foreach_non_finite_check_and_unscale_cuda\\" not implemented for \'BFloat16\'",']
+    assert engine_verdict(lines)[0].failure == "bf16_unsupported_gpu"
