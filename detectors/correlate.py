@@ -80,6 +80,7 @@ _DYNAMIC_SCALE_LOGGERS = frozenset({"fairseq"})
 _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**32)}, "fairseq": {128.0}}
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
+MIDRUN_STREAK = 4  # unbroken halvings from a scale the run had grown to: overflows, not the start-up search
 PLACEHOLDER_AFTER = 5  # finite losses after a series' first value, NaN, that make it a placeholder
 CUT_MIN_CHARS = 20  # an exception line cut at least this far in, the start of another's, is a copy of it
 # a scale that climbed back to this many times its lowest (and to 2 or more) after the last halving
@@ -648,6 +649,19 @@ class _Correlator:
         settled = head is not None and head.initial is not None and any(
             rs.scale_min_rec is not None and rs.scale_min is not None and rs.scale_min_rec.order < head.order
             and rs.scale_min < head.initial for rs in self.st.ranks.values())
+        # or the run's own first logged scale was below the scale the overflows began from: the
+        # scaler had grown over clean steps since (1024 logged at step 10, overflows from 8192)
+        first_logged = min((p for rs in self.st.ranks.values() for p in rs.samples
+                            if isinstance(p.data.get("loss_scale"), float) and math.isfinite(p.data["loss_scale"])),
+                           key=lambda p: p.order, default=None)
+        streak = 1
+        while (streak < len(real) and real[streak].to_scale is not None and real[streak - 1].to_scale is not None
+               and real[streak].to_scale < real[streak - 1].to_scale
+               and real[streak].from_scale in (None, real[streak - 1].to_scale)):
+            streak += 1
+        if (head is not None and start is not None and first_logged is not None and first_logged.order < head.order
+                and start > first_logged.data["loss_scale"] > 0 and streak >= MIDRUN_STREAK):
+            grown = True  # (a streak: one halving per growth window is the scaler's normal cycle)
         if grown or settled:
             calibrating = False
             grown = True

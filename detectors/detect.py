@@ -517,7 +517,7 @@ class JobState:
         if failure == "fp16_overflow_skips" and ev.data.get("scale_growth"):
             # the scaler grew back after a clean window: the next back-off that names only its new
             # scale started here (a regrowth, not one more halving of a falling scale)
-            self.scale_regrown = _float(ev.data.get("to_scale") or ev.data.get("to_scale2") or ev.data.get("to_scale3"))
+            self.scale_regrown = _float(ev.data.get("to_scale") or ev.data.get("to_scale2") or ev.data.get("to_scale3") or ev.data.get("to_scale4"))
             return
         if failure == "fp16_overflow_skips" and ("static_scale" in ev.data or "static_scale2" in ev.data):
             # an overflow under a static loss scale: counted (every rank's copy too: a count of reports)

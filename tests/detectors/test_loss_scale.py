@@ -11,7 +11,7 @@ from detectors.detect import JobState
 from detectors.model import Incident
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 _DS = ("[2025-08-27 10:12:{s:02d},229] [INFO] [loss_scaler.py:184:update_scale] [deepspeed] OVERFLOW! "
        "Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}")
@@ -510,3 +510,24 @@ def test_a_nan_loss_on_the_line_where_the_logged_scale_dropped_is_the_skipped_st
     lines = [line.format(m=i, it=6000 + 100 * i, gs=gs, loss=loss) for i, (gs, loss) in enumerate(rows)]
     top = _run(lines)[0]
     assert top.failure == "loss_scale_collapse"
+
+
+def test_a_streak_mid_run_from_a_scale_the_scaler_had_grown_to_is_overflow_skips() -> None:
+    # a hand-written scaler (corpus holdout24 g24d-011): the scale logged 1024 at step 10, grew over
+    # clean windows to 8192, then halved eight times in a row mid-run while only rank 1's own notes
+    # said its gradients overflowed
+    lines = ["{'step': 10, 'loss': 20.5284, 'loss_scale': 1024.0, 'skipped_total': 0}",
+             "[scaler] 15 clean steps, scale grown to 2048",
+             "{'step': 20, 'loss': 16.1741, 'loss_scale': 2048.0, 'skipped_total': 0}",
+             "[scaler] 15 clean steps, scale grown to 4096",
+             "{'step': 30, 'loss': 5.1609, 'loss_scale': 4096.0, 'skipped_total': 0}",
+             "{'step': 40, 'loss': 3.3165, 'loss_scale': 4096.0, 'skipped_total': 0}",
+             "[scaler] 15 clean steps, scale grown to 8192"]
+    scale = 8192
+    for _ in range(8):
+        lines += ["[scaler][rank1] fp16 overflow in 4/4 grad tensors (first idx 0)",
+                  f"[scaler] overflow: skipping update, scale halved {scale} -> {scale // 2}"]
+        scale //= 2
+    lines += [f"{{'step': {s}, 'loss': 0.{s}, 'loss_scale': 32.0, 'skipped_total': 8}}" for s in range(60, 130, 10)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("fp16_overflow_skips", 1)
