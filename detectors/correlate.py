@@ -655,9 +655,10 @@ class _Correlator:
                             if isinstance(p.data.get("loss_scale"), float) and math.isfinite(p.data["loss_scale"])),
                            key=lambda p: p.order, default=None)
         streak = 1
-        while (streak < len(real) and real[streak].to_scale is not None and real[streak - 1].to_scale is not None
-               and real[streak].to_scale < real[streak - 1].to_scale
-               and real[streak].from_scale in (None, real[streak - 1].to_scale)):
+        while streak < len(real):
+            now_to, prev_to = real[streak].to_scale, real[streak - 1].to_scale
+            if now_to is None or prev_to is None or not now_to < prev_to or real[streak].from_scale not in (None, prev_to):
+                break
             streak += 1
         if (head is not None and start is not None and first_logged is not None and first_logged.order < head.order
                 and start > first_logged.data["loss_scale"] > 0 and streak >= MIDRUN_STREAK):
