@@ -12,7 +12,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from tests.conftest import REPO
 from tests.helpers import free_port
@@ -104,3 +104,18 @@ def metric(text: str, name: str, default: float | None = None, **labels: str) ->
 def series(text: str) -> list[str]:
     """Every sample line of an exposition (no comments)."""
     return [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+
+
+def one_log_daemon(tmp_path: Path, job: str, first_line: str, **settings: Any) -> tuple[Any, Path]:
+    """An in-process daemon following one log file (``logs/<job>.log``, holding ``first_line``),
+    metrics on a free port, no console, no inotify, no periodic checkpoint; the file's path."""
+    from monitor.config import Settings
+    from monitor.daemon import Daemon
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "rank0.log"
+    log.write_text(first_line)
+    cfg = Settings(logs=[str(logs / "*.log")], job=job, metrics_addr="127.0.0.1:0", state_dir=tmp_path / "state",
+                   host="h", console=False, inotify=False, checkpoint_interval=3600, **settings)
+    return Daemon(cfg, log=lambda m: None), log

@@ -8,8 +8,8 @@ import asyncio
 import urllib.request
 from pathlib import Path
 
-from monitor.config import Limits, Settings
-from monitor.daemon import Daemon
+from monitor.config import Limits
+from tests.reliability.proc import one_log_daemon
 
 LINES = 60_000
 
@@ -22,14 +22,7 @@ def _lines_total(body: str) -> float:
 
 
 def test_attack_big_append_does_not_freeze_metrics(tmp_path: Path) -> None:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    log = logs / "rank_0.log"
-    log.write_text("step 0 | loss 1.0\n")
-    cfg = Settings(logs=[str(logs / "*.log")], job="big", metrics_addr="127.0.0.1:0", state_dir=tmp_path / "state",
-                   host="h", console=False, inotify=False, checkpoint_interval=3600,
-                   limits=Limits(read_chunk_bytes=64 << 10))
-    d = Daemon(cfg, log=lambda m: None)
+    d, log = one_log_daemon(tmp_path, "big", "step 0 | loss 1.0\n", limits=Limits(read_chunk_bytes=64 << 10))
 
     def scrape(port: int) -> tuple[int, float]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=300) as r:

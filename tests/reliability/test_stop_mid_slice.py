@@ -16,18 +16,11 @@ from collections import Counter
 from pathlib import Path
 
 from monitor import checkpoint
-from monitor.config import Settings
-from monitor.daemon import Daemon
+from tests.reliability.proc import one_log_daemon
 
 
 def test_the_final_checkpoint_waits_for_the_slice_in_flight(tmp_path: Path) -> None:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    log = logs / "rank0.log"
-    log.write_text("step 0 | loss 1.0 | grad_norm 0.5\n")
-    cfg = Settings(logs=[str(logs / "*.log")], job="stop", metrics_addr="127.0.0.1:0", state_dir=tmp_path / "state",
-                   host="h", console=False, inotify=False, checkpoint_interval=3600)
-    d = Daemon(cfg, log=lambda m: None)
+    d, log = one_log_daemon(tmp_path, "stop", "step 0 | loss 1.0 | grad_norm 0.5\n")
     armed, entered = threading.Event(), threading.Event()
     times: dict[str, float] = {}
     real_poll, real_save = d.tailer.poll, d.save
@@ -64,7 +57,7 @@ def test_the_final_checkpoint_waits_for_the_slice_in_flight(tmp_path: Path) -> N
 
     asyncio.run(scenario())
     assert times["slice_done"] < times["saved"], "the final checkpoint was written while a slice still ran"
-    cp, why = checkpoint.load(cfg.state_dir, "stop")
+    cp, why = checkpoint.load(d.cfg.state_dir, "stop")
     assert cp is not None, why
     seen = Counter(f.evidence[0].text.rsplit(" ", 1)[1] for f in cp.engine.state.findings
                    if "token fatal-" in f.evidence[0].text)
