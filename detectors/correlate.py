@@ -1258,7 +1258,10 @@ class _Correlator:
             extra["woken_by_teardown"] = True
         # no one timed out: the peers' sockets were closed under them, so the silent rank's process
         # is gone (a hung one keeps its sockets open and its peers time out): it died without a word
-        died = not timeouts and woken is None and "rank_killed" in self.cat
+        # (one whose own KeyboardInterrupt traceback shows it was still running when the job was
+        # stopped, in its own code before the collective its peers waited in, did not die: it hung)
+        interrupted = any(t.rank == r and t.data.get("interrupted") for t in self.st.teardowns)
+        died = not timeouts and woken is None and "rank_killed" in self.cat and not interrupted
         if died:
             extra["silent_death"] = True
         if from_progress:

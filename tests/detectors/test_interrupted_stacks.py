@@ -227,3 +227,25 @@ def test_a_job_stopped_from_outside_while_its_timed_lines_still_came_raises_no_a
     # the same stop two minutes after the last line: it had stopped making progress
     late = [*lines[:-3], *(ln.replace("08:42:1", "08:44:1") for ln in lines[-3:])]
     assert any(i.severity in ("warning", "critical") for i in engine_verdict(late))
+
+
+def test_a_rank_interrupted_in_its_own_wait_while_its_peers_lost_it_had_hung_not_died() -> None:
+    # a CPU torchrun job stopped with Ctrl-C (corpus holdout24 g24d-002): rank 1's KeyboardInterrupt
+    # traceback ends in its own loop (time.sleep waiting for shard files) before the first step; ranks
+    # 0 and 2, blocked in DDP's constructor collective, report "Connection closed by peer" once it exits
+    peer = ("[default{r}]:RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+            "closed by peer [127.0.0.1]:57015. This is typically caused by a remote worker crashing.")
+    lines = ["[default0]:2026-12-07 02:40:15.111 | INFO     | r0 | __main__:main:22 - process group ready: world_size=3 backend=gloo",
+             f"W1207 02:40:39.691000 12673 {_SITE}/torch/distributed/elastic/agent/server/api.py:753] Received 2 death "
+             "signal, shutting down workers",
+             "[default1]:[rank1]: Traceback (most recent call last):",
+             '[default1]:[rank1]:   File "/home/user/job/train.py", line 24, in main',
+             '[default1]:[rank1]:     ids = wait_for_shard_index("/data/cache/wiki_tok", RANK)',
+             '[default1]:[rank1]:   File "/home/user/job/train.py", line 16, in wait_for_shard_index',
+             "[default1]:[rank1]:     time.sleep(1.0)", "[default1]:[rank1]: KeyboardInterrupt"]
+    for r in (2, 0):
+        lines += [f"[default{r}]:Traceback (most recent call last):",
+                  f'[default{r}]:  File "{_SITE}/torch/nn/parallel/distributed.py", line 1064, in __init__',
+                  f"[default{r}]:    _verify_param_shape_across_processes(self.process_group, parameters)", peer.format(r=r)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 1)
