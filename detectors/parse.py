@@ -164,7 +164,8 @@ class LogParser:
                 line = buf[start:end]
                 # a stable digest, not the line: the set is checkpointed, and log text never is raw
                 key = volatile_digest(line)
-                if key in seen and b"\r" not in line:
+                if key in seen and b"\r" not in line and (getattr(state, "rich_cont", None) is None or line[:1] != b" "):
+                    # (a wrapped rich record's continuation reads the same for every rank: not skipped)
                     continue
                 if len(seen) < MAX_CONTEXT_SEEN:
                     seen.add(key)
@@ -309,6 +310,7 @@ class LogParser:
                 state.year = year_of(pre.time)
         dropped_before = state.job.implausible
         rank, local, rank_from = resolve_rank(pre, state, source.line)
+        rank, rank_from = _rich_continuation(rest, state, source.line, rank, local, rank_from)
         seg = Segment(pre.body, pre, source, state, rank, local, out, rest, rank_from=rank_from)
         if (pre.task is not None and pre.rank is not None and pre.rank != pre.task
                 and not getattr(state.job, "srun_node_tasks", False)):
@@ -388,6 +390,37 @@ class LogParser:
         if seg.rank is None:
             workermap.spread(out, first, state)
         annotate(out, first, state, dropped_before)
+
+
+# rich's RichHandler record: its time column ("[02:19:17]", blank when the time repeats), its level
+# column, then the message; the source column ("train.py:16") ends the record's first line
+_RICH_RECORD = re.compile(r"(?:\[\d\d:\d\d:\d\d\]| {10}) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +(?=\S)")
+_RICH_SOURCE = re.compile(r"\S\s{2,}[\w.-]+\.py:\d+\s*$")
+
+
+def _rich_continuation(rest: str, state: FileState, line: int, rank: int | None, local: int | None,
+                       rank_from: str | None) -> tuple[int | None, str | None]:
+    """A line that continues a RichHandler record wrapped at the console's width (indented to the
+    record's message column, nothing on its left) is that record's: it takes the record's rank
+    (``[r2] init_process_group backend=gloo rank=2`` / ``world_size=3 master=...``)."""
+    cont = getattr(state, "rich_cont", None)  # (a FileState pickled by an older version lacks it)
+    if rest[:1] not in (" ", "[") and cont is None:
+        return rank, rank_from
+    m = _RICH_RECORD.match(rest)
+    if m is not None and _RICH_SOURCE.search(rest):
+        state.rich_cont = (m.end(), rank, line)
+        return rank, rank_from
+    if cont is None:
+        return rank, rank_from
+    col, rrank, last = cont
+    if line in (last, last + 1) and len(rest) > col and rest[col] != " " and rest[:col].strip() == "":
+        state.rich_cont = (col, rrank, line)
+        if rank is None and local is None and rrank is not None:
+            return rrank, "prefix"
+        return rank, rank_from
+    if line != last:
+        state.rich_cont = None
+    return rank, rank_from
 
 
 # a line of one process glued to the end of another's (no newline between two processes' writes

@@ -89,6 +89,9 @@ class FileState:
     # a rank-tagged C++ log line (``[rank0]:[W NPUStream.cpp:365] ...``) whose message goes on over
     # the next lines, which carry no tag of their own: (its rank, its line)
     cpp_cont: tuple[int, int] | None = None
+    # rich's RichHandler wraps a long message onto lines indented to its message column (the time
+    # and level columns blank): (that column, the record's rank, the last line of the record)
+    rich_cont: tuple[int, int | None, int] | None = None
     # line of Python's "Exception ignored in: ..." header (sys.unraisablehook): the traceback below
     # it ends in an exception the interpreter printed and went on from
     unraisable: int | None = None

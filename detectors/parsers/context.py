@@ -180,7 +180,15 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _rich_record(m: re.Match[str], seg: Segment) -> bool:
+    return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
+
+
 RULES = [
+    # rich's RichHandler record ("[02:19:17] INFO     [r2] init_process_group ...      train.py:16"): its
+    # wrapped lines below, indented to the message column, are its continuation (parse.py)
+    Rule("rich.record", r"^(?:\[[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\]| {10}) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +[^ ]"
+                                r"[^\n]*[^ ] {2,}[A-Za-z0-9_.-]+\.py:[0-9]+ *\r?$", _rich_record, on_raw=True),
     Rule(
         "context.precision",
         r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
