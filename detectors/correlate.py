@@ -81,6 +81,7 @@ _INITIAL_SCALES: dict[str | None, set[float]] = {None: {float(2**16), float(2**3
 _COLLATERAL_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP", "SIGABRT"}
 _NEAR_PIDS = 64  # worker pids of one torchrun agent lie this close together
 MIDRUN_STREAK = 4  # unbroken halvings from a scale the run had grown to: overflows, not the start-up search
+CALM_STEPS = 5  # loss lines of the same file logged before a streak's first halving: the run had been training
 PLACEHOLDER_AFTER = 5  # finite losses after a series' first value, NaN, that make it a placeholder
 CUT_MIN_CHARS = 20  # an exception line cut at least this far in, the start of another's, is a copy of it
 # a scale that climbed back to this many times its lowest (and to 2 or more) after the last halving
@@ -663,6 +664,13 @@ class _Correlator:
         if (head is not None and start is not None and first_logged is not None and first_logged.order < head.order
                 and start > first_logged.data["loss_scale"] > 0 and streak >= MIDRUN_STREAK):
             grown = True  # (a streak: one halving per growth window is the scaler's normal cycle)
+        if (head is not None and streak >= MIDRUN_STREAK
+                and sum(1 for rs in self.st.ranks.values() for p in rs.samples
+                        if p.order < head.order and p.source.path == head.source.path
+                        and "loss" in p.data) >= CALM_STEPS):
+            # the streak began only after the run had logged several steps with no overflow at
+            # all: the scaler had been calm at its scale, these are new overflows mid-run
+            grown = True
         if grown or settled:
             calibrating = False
             grown = True

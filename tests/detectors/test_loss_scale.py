@@ -531,3 +531,22 @@ def test_a_streak_mid_run_from_a_scale_the_scaler_had_grown_to_is_overflow_skips
     lines += [f"{{'step': {s}, 'loss': 0.{s}, 'loss_scale': 32.0, 'skipped_total': 8}}" for s in range(60, 130, 10)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("fp16_overflow_skips", 1)
+
+
+def test_a_streak_that_begins_after_several_calm_loss_lines_is_not_warm_up() -> None:
+    # the word-language-model example's rows (pytorch/examples word_language_model/main.py) under
+    # apex's O2 scaler (apex/amp/scaler.py's message), the streak only after six logged intervals
+    # with no overflow at all (corpus holdout24 g24c-012)
+    row = "| epoch   1 |   {b:3d}/  240 batches | lr 0.00050 | ms/batch  41.63 | loss  5.{l} | ppl   210.26"
+    lines = ["Selected optimization level O2:  FP16 training with FP32 batchnorm and FP32 master weights.",
+             "loss_scale             : dynamic"]
+    lines += [row.format(b=b, l=30 + b % 7) for b in range(20, 140, 20)]
+    lines += [f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {2.0 ** e}"
+              for e in range(15, 6, -1)]
+    lines += [row.format(b=b, l=30 + b % 7) for b in range(140, 260, 20)]
+    found = {i.failure for i in engine_verdict(lines)}
+    assert "fp16_overflow_skips" in found and "loss_scale_warmup" not in found
+    # the same descent before the first logged interval is the scaler calibrating
+    calm = lines[2:8]
+    found = {i.failure for i in engine_verdict(lines[:2] + lines[8:17] + calm + lines[17:])}
+    assert "loss_scale_warmup" in found and "fp16_overflow_skips" not in found
