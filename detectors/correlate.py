@@ -1880,6 +1880,12 @@ class _Correlator:
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # every member hit it (at the same step): no rank started it
+        if head.data.get("pair") and head.role is Role.CAUSE:
+            # reports that two ranks at the same point run different collectives: the rank every
+            # report names is the odd one (one report alone names both sides: no rank)
+            pairs = [set(f.data["pair"].split(",")) for f in causes if f.failure == failure and f.data.get("pair")]
+            common = set.intersection(*pairs) if len(pairs) > 1 else set()
+            rank = int(common.pop()) if len(common) == 1 and len({frozenset(p) for p in pairs}) > 1 else None
         if rank is not None and head.data.get("message") and len(
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and f.data.get("exc_type") == head.data.get("exc_type") and f.data.get("message") == head.data.get("message")

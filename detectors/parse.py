@@ -334,9 +334,14 @@ class LogParser:
             if best is not None:
                 _, fr, m = best
                 data = {k: v for k, v in m.groupdict().items() if v is not None}
+                failure = fr.entry.id
+                pair = _pair(data) if fr.fp.when_level is not None else None
                 behind = _behind(data)
                 if behind is not None:
                     data["rank"] = behind  # two ranks and their progress: the one behind is named
+                elif pair is not None and fr.fp.when_level is not None:
+                    failure = fr.fp.when_level  # level: they disagree on the collective itself
+                    data["pair"] = pair
                 data["pattern"] = fr.fp.description
                 if fr.fp.role:
                     data["role"] = fr.fp.role
@@ -367,7 +372,7 @@ class LogParser:
                         # a CUDA call failed on NCCL's [N], the process's CUDA device (a network error
                         # says nothing about the device)
                         data.setdefault("gpu", str(seg.pre.device))
-                ev = seg.emit(EventKind.MATCH, failure=fr.entry.id, data=data)
+                ev = seg.emit(EventKind.MATCH, failure=failure, data=data)
                 if state.nccl_warn is not None and state.nccl_warn[0] == source.line:
                     state.nccl_warn = None  # a WARN a fingerprint knows: not left to its return codes
                 exceptions.note_peer_warn(fr.entry.id, seg)  # its return codes may show it came up through set-up
@@ -446,6 +451,12 @@ def _counted_none(body: str, start: int) -> bool:
         return True
     before = head[:m.start("w")].rstrip(" :=#[(").rsplit(None, 1)
     return not (before and before[-1].lower().rstrip(":=#[(") in _INDEXED_BY)
+
+
+def _pair(data: dict[str, str]) -> str | None:
+    """The two ranks a progress-comparing line names, as "a,b" (before ``_behind`` pops them)."""
+    ra, rb = data.get("rank_a"), data.get("rank_b")
+    return f"{ra},{rb}" if ra is not None and rb is not None and ra != rb else None
 
 
 def _behind(data: dict[str, str]) -> str | None:

@@ -81,6 +81,12 @@ class Fingerprint:
     # the line reports what the speaker saw happen elsewhere (another rank's timeout), not
     # its own failure: a hang's culprit may be the rank that says it
     observed: bool = False
+    # a line naming two ranks and their progress (``rank_a``/``seq_a``, ``rank_b``/``seq_b``)
+    # names the rank behind; when the two are LEVEL (the same sequence number) they disagree on
+    # the collective itself, which is this other failure id: the rank every such report names
+    # is the odd one (PyTorch's desync check: "Rank 0 is running ... OpType=ALLREDUCE, but Rank 1
+    # is running ... OpType=ALLGATHER")
+    when_level: str | None = None
     # overrides the entry's rank_scope for this pattern ("job": a configuration error of the
     # whole job, whichever rank printed it)
     rank_scope: Literal["rank", "job"] | None = None
@@ -283,6 +289,9 @@ class Catalog:
             for r in e.related:
                 if r not in self.entries:
                     raise CatalogError(f"{e.id}: related id {r!r} is not in the catalog")
+            for fp in e.fingerprints:
+                if fp.when_level is not None and fp.when_level not in self.entries:
+                    raise CatalogError(f"{e.id}: when_level id {fp.when_level!r} is not in the catalog")
 
     def __getitem__(self, failure_id: str) -> Entry:
         return self.entries[failure_id]

@@ -393,3 +393,26 @@ def test_nccls_collective_mismatch_check_names_its_rank(line: str, rank: int) ->
     # nccl_error: corpus dist-120, NVIDIA/nccl#296 — an invalid-usage error, not a wait)
     incs = report(line + "\n")["incidents"]
     assert [(i["failure"], i["severity"], i["initiator"]["rank"]) for i in incs] == [("rank_hang", "critical", rank)]
+
+
+def _desync(me: int, op: str, other: int, other_op: str, seq: int = 104) -> str:
+    # torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp's message as torch 2.x raises it under
+    # TORCH_DISTRIBUTED_DEBUG=DETAIL (corpus holdout24 g24d-015, tensor options trimmed)
+    fp = "CollectiveFingerPrint(SequenceNumber={s}, OpType={o}, TensorShape=[2], TensorDtypes=Float)"
+    return (f"[rank{me}]: RuntimeError: Detected mismatch between collectives on ranks. Rank {me} is running "
+            f"collective: {fp.format(s=seq, o=op)}, but Rank {other} is running collective: "
+            f"{fp.format(s=seq, o=other_op)}.Collectives differ in the following aspects: \t Op type: {op}vs {other_op}\n")
+
+
+def test_ranks_level_in_sequence_but_in_different_collectives_name_the_odd_one() -> None:
+    text = (_desync(0, "ALLREDUCE", 1, "ALLGATHER") + _desync(1, "ALLGATHER", 0, "ALLREDUCE")
+            + _desync(2, "ALLREDUCE", 1, "ALLGATHER"))
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", 1)
+    # two ranks, each naming the other: either may be the odd one
+    top = report(_desync(0, "ALLREDUCE", 1, "ALLGATHER") + _desync(1, "ALLGATHER", 0, "ALLREDUCE"))["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
+    # one rank behind the other in sequence is still the hang of the rank behind
+    top = report(_desync(0, "ALLREDUCE", 1, "ALLREDUCE", seq=104).replace("SequenceNumber=104, OpType=ALLREDUCE, TensorShape=[2], TensorDtypes=Float)."
+                                                                       , "SequenceNumber=99, OpType=ALLREDUCE, TensorShape=[2], TensorDtypes=Float)."))["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 1)
