@@ -64,6 +64,11 @@ ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0)
 # a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
 # entries, so a perplexity beyond that is a loss worse than chance: the run has diverged
 ABSURD_PPL = 1e9
+# a perplexity of ten million (a loss of 16 nats) is beyond the vocabulary of any tokenizer in use
+# (a million entries is e^13.8): held over SUSTAINED_PPL_N logged values in a row past the first
+# steps, the model predicts worse than chance, a run that diverged and stayed there
+SUSTAINED_PPL = 1e7
+SUSTAINED_PPL_N = 5
 CLIMB_RISE = 1.1  # a steady climb over six logged losses counts from 10 % (JobState._climbing)
 EARLY_STEPS = 10  # the first steps of a run, where a short series is no baseline for a spike
 # an evaluation loss is computed on the same held-out set each time: between two evaluations it
@@ -124,6 +129,9 @@ class RankState:
     dynamic_scale: bool = False  # a loss scale above 1 was logged: a dynamic scaler is at work
     spike: SampleRec | None = None
     explosion: SampleRec | None = None
+    # the first of the perplexities in a row at SUSTAINED_PPL or above, and how many
+    ppl_high_from: SampleRec | None = None
+    ppl_high_n: int = 0
     # per evaluation series (a loss, or the log of a perplexity): its lowest value so far and the
     # training loss last logged when it was set (an immutable class-level default: a rank state
     # restored from an older checkpoint reads it)
@@ -922,6 +930,16 @@ class JobState:
         if st.spike is None and isinstance(ppl, float) and ppl >= ABSURD_PPL:
             st.spike = rec  # worse than chance over any vocabulary: no baseline needed
             return
+        if isinstance(ppl, float):
+            if ppl >= SUSTAINED_PPL and (rec.step is None or rec.step > EARLY_STEPS):
+                if st.ppl_high_from is None:
+                    st.ppl_high_from, st.ppl_high_n = rec, 0
+                st.ppl_high_n += 1
+                if st.spike is None and st.ppl_high_n >= SUSTAINED_PPL_N:
+                    st.spike = st.ppl_high_from  # held worse than chance: diverged and stayed there
+                    return
+            else:
+                st.ppl_high_from, st.ppl_high_n = None, 0
         if st.spike is None and isinstance(ppl, float) and isfinite(ppl) and self._ppl_spike(st, rec, ppl):
             st.spike = rec
             return

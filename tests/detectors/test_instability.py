@@ -115,6 +115,28 @@ def test_a_perplexity_beyond_any_vocabulary_is_a_diverged_loss() -> None:
     assert inc[0]["initiator"]["rank"] is None
 
 
+# pytorch/examples word_language_model/main.py's row (corpus holdout24 h24a-001: a tanh RNN at lr 20)
+_WLM_ROW = "| epoch   1 | {b:5d}/ 2983 batches | lr 20.0000 | ms/batch 11.40 | loss {loss:5.2f} | ppl {ppl:10.2f}"
+
+
+def _wlm(losses: list[float], start: int = 200) -> list[str]:
+    return [_WLM_ROW.format(b=start + 200 * i, loss=v, ppl=math.exp(v)) for i, v in enumerate(losses)]
+
+
+def test_a_perplexity_held_beyond_any_tokenizers_vocabulary_is_a_diverged_run() -> None:
+    """A perplexity of tens of millions (a loss of 17-19 nats), row after row: no tokenizer has
+    that many entries, the model does worse than a uniform guess and stays there."""
+    top = engine_verdict(_wlm([17.74, 18.27, 18.02, 18.11, 18.44, 18.99, 18.35]))[0]
+    assert (top.failure, top.severity) == ("loss_spike", "warning")
+    # four such rows, then a loss falling to where language models train: no divergence held
+    assert [i for i in engine_verdict(_wlm([17.74, 18.27, 18.02, 17.1, 9.8, 8.4, 7.9, 7.1]))
+            if i.severity != "info"] == []
+    # a run's first steps start from a random model (a loss above ln(vocabulary) is usual there)
+    first = [f"step {s} loss {v} ppl {math.exp(v):.2f}"
+             for s, v in enumerate([17.9, 17.5, 17.2, 16.9, 16.6, 16.3, 9.1, 7.3, 6.9, 6.5], start=1)]
+    assert [i for i in engine_verdict(first) if i.severity != "info"] == []
+
+
 def test_healthy_perplexity_series_raise_nothing() -> None:
     """A perplexity that wobbles around 22, one that falls from 8226 at a run's start, and
     validation perplexities between epochs are no instability."""
