@@ -296,18 +296,20 @@ class _Correlator:
 
     def survived_warns(self, base: list[Finding]) -> None:
         """An ``NCCL WARN`` line (no traceback, no abort with it) after which the job went on
-        training: SURVIVED_WARN_SAMPLES or more metric lines below it, and no process exited, was
+        training: SURVIVED_WARN_SAMPLES or more metric lines below it (or the framework's own end-of-training
+        line; a UCX ERROR line alike), and no process exited, was
         torn down or failed. NCCL warned and went on (an IB device it could not open and skipped,
         a transport it fell back from): a note, not the job's failure."""
         if self.st.exits or self.st.teardowns:
             return
         warns = [f for f in base if f.failure in _COMM_FAILURES and f.role is Role.CAUSE and not f.data.get("frames")
-                 and f.evidence and "NCCL WARN" in f.evidence[0].text]
+                 and f.evidence and _LIBRARY_WARN.search(f.evidence[0].text)]
         if not warns or any(f.role is Role.CAUSE and f not in warns and f.failure not in _COMM_FAILURES for f in base):
             return
         orders = sorted(p.order for rs in self.st.ranks.values() for p in rs.samples)
         last_warn = max(f.order for f in warns)
-        if len(orders) - bisect_right(orders, last_warn) < SURVIVED_WARN_SAMPLES:
+        ended = self.st.trained_at is not None and self.st.trained_at > last_warn  # the framework said it finished
+        if len(orders) - bisect_right(orders, last_warn) < SURVIVED_WARN_SAMPLES and not ended:
             return
         for f in warns:
             f.role = Role.BENIGN
@@ -2201,6 +2203,10 @@ def _warn_text(f: Finding) -> str | None:
         return None
     m = _WARN_TEXT.search(f.evidence[0].text)
     return _WARN_VOLATILE.sub("N", m.group(1).strip()) if m else None
+
+
+# a communication library's own log line (not an exception): NCCL's WARN, UCX's ERROR/WARN
+_LIBRARY_WARN = re.compile(r"NCCL WARN|\bUCX +(?:ERROR|WARN)\b")
 
 
 def _first_warn_shared(causes: list[Finding], failure: str) -> bool:

@@ -268,6 +268,7 @@ class JobState:
         self.max_epoch = 0.0  # the highest epoch a metric line logged
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.trained_to_end = False  # a framework printed its end-of-training summary
+        self.trained_at: int | None = None  # arrival order of a framework's end-of-training line
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
         # the first and latest record of STATIC_SKIP_LINES log lines in a row whose every
@@ -310,6 +311,7 @@ class JobState:
         self.__dict__.setdefault("local_overflows", [])
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
+        self.__dict__.setdefault("trained_at", None)
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -455,6 +457,9 @@ class JobState:
             st.last_progress = int(ev.data["progress_at"])
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "bar_at":
             self.bar_at = (order, int(ev.data["value"]), int(ev.data.get("total") or 0), ev.source)
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "trained_to_end":
+            self.trained_to_end = True  # the framework's own end-of-training line
+            self.trained_at = order
         elif ev.kind is EventKind.CONTEXT:
             self.context_votes.setdefault(ev.data["key"], Counter())[ev.data["value"]] += 1
             if ev.data["key"] == "world_size" and ev.rank is not None:

@@ -180,6 +180,13 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _trained(m: re.Match[str], seg: Segment) -> bool:
+    """A framework's own word that training ran to its end: what failed before it did not stop
+    the run."""
+    _ctx(seg, "trained_to_end", True)
+    return False
+
+
 def _rich_record(m: re.Match[str], seg: Segment) -> bool:
     return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
 
@@ -198,6 +205,14 @@ RULES = [
          r"[0-9]+[ \t]+[0-9]+[ \t]+(?:float|half|bfloat16|double|u?int8|u?int32|u?int64|f8e4m3|f8e5m2)[ \t]+(?:sum|prod|min|max|avg|none|-?[0-9]+)[ \t]+-?[0-9]*[ \t]*[0-9]+\.[0-9]+[ \t]",
          _nccl_tests_row),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
+    # end-of-training markers: Megatron's print_datetime('after training is done')
+    # (megatron/training/training.py), Lightning's fit loop ("`Trainer.fit` stopped: `max_epochs=3`
+    # reached.", lightning/pytorch/loops/fit_loop.py), HF Trainer's closing info line
+    # (transformers/trainer.py) and fairseq_cli/train.py's "done training in 1234.5 seconds"
+    Rule("context.trained",
+         r"\[after training is done\]|`Trainer\.fit` stopped: `max_(?:epochs|steps|time)=[^`]*` reached"
+         r"|Training completed\. Do not forget to share your model|done training in [0-9.]+ seconds",
+         _trained),
     # a rank announcing that it joined the process group: fairseq's and DETR's "| distributed init
     # (rank 3): env://", YOLOX's "Rank 6 initialization finished." (yolox/core/launch.py), torch
     # 1.9-2.0's "Rank 3: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes."

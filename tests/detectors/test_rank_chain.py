@@ -597,3 +597,20 @@ def test_an_nccl_warn_the_job_trained_on_from_is_a_note() -> None:
     assert [i for i in engine_verdict([*warns, *steps]) if i.severity in ("critical", "warning")] == []
     top = engine_verdict([*warns, *steps[:2]])[0]
     assert top.failure == "nccl_error"  # two lines after it tell nothing yet
+
+
+def test_library_errors_before_the_frameworks_end_of_training_line_are_a_note() -> None:
+    # a committed Megatron-core run (corpus holdout25 h25a-005): UCX's vfs_fuse could not watch a
+    # full /tmp from its dataloader workers, and the run printed its own end of training
+    # (megatron/training/training.py print_datetime('after training is done'))
+    errs = [f"[1724683035.99{i}952] [sse-lg-112-41:9096{i}:f]        vfs_fuse.c:281  UCX  ERROR "
+            "inotify_add_watch(/tmp) failed: No space left on device" for i in range(4)]
+    run = ["training ...", "[before the start of training step] datetime: 2024-08-26 14:39:41 "]
+    done = "[after training is done] datetime: 2024-08-26 14:42:33 "
+    assert [i for i in engine_verdict([*run, *errs, done]) if i.severity in ("critical", "warning")] == []
+    assert engine_verdict([*run, *errs])[0].failure == "nccl_error"  # the run never said it finished
+    assert engine_verdict([*run, done, *errs])[0].failure == "nccl_error"  # after the end: still a failure
+    # Lightning's fit loop and the HF Trainer say it in their own words
+    for end in ("`Trainer.fit` stopped: `max_epochs=3` reached.",
+                "Training completed. Do not forget to share your model on huggingface.co/models =)"):
+        assert [i for i in engine_verdict([*run, *errs, end]) if i.severity in ("critical", "warning")] == []
