@@ -103,3 +103,25 @@ def test_a_peer_lost_in_set_up_beside_another_ranks_own_error_is_its_consequence
              "[rank0]: ValueError: bad MASTER_PORT value", *[f"[rank1]: {x}" for x in _INIT_RESET]]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_exception", 0)
+
+
+def _mpi_fatal(call: str, where: str, prefix: str = "") -> list[str]:
+    # Open MPI's fatal error handler banner (ompi/errhandler/errhandler_predefined.c)
+    return [f"{prefix}*** An error occurred in MPI_{call}", f"{prefix}*** {where}",
+            f"{prefix}*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+            f"{prefix}***    and potentially your MPI job)"]
+
+
+def test_open_mpis_fatal_error_handler_is_a_communication_failure() -> None:
+    # horovod/horovod#465: mpirun -np 12 over three hosts, three processes of host1 abort in
+    # MPI_Init_thread before MPI started: the job's, no rank
+    lines = ["mpirun -np 12 -H host1:4,host3:4,host2:4 -bind-to none -map-by slot python model_train_main.py"]
+    for pid in (71142, 71144, 71141):
+        lines += [*_mpi_fatal("Init_thread", "on a NULL communicator"),
+                  f"[host1:{pid}] Local abort before MPI_INIT completed completed successfully,"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.severity) == ("nccl_error", None, "critical")
+    # one srun task's MPI_Bcast failing (NERSC, Open MPI over UCX): that task's rank
+    top = engine_verdict(["0: [cgpu17:53890] step 1 loss 2.31",
+                          *_mpi_fatal("Bcast", "on communicator MPI_COMM_WORLD", "0: [cgpu17:53890] ")])[0]
+    assert (top.failure, top.rank) == ("nccl_error", 0)
