@@ -1187,6 +1187,11 @@ class _Correlator:
         raised = {r for e in self.st.exits if e.data["exitcode"] > 0
                   and (r := self.resolve(e.rank, e.data.get("local_rank"))) is not None}
         candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks - raised)
+        if ws and len(candidates) == 1 and len(known | reporters) < ws and ws <= 1024:
+            # ranks of the world that never appear at all are as silent as the one it shows: no rank
+            # is singled out (ranks 0, 2, 3 time out in a world of 8, rank 1 only in the launcher's
+            # list of exits, 4-7 nowhere)
+            candidates = []
         if ws and len(reporters) == 1 and 2 * len(known | reporters) < ws:
             # one timeout in an excerpt that shows fewer than half the world (one rank's NCCL setup
             # lines beside one report of 16 ranks): a rank it happens to show is no more silent than

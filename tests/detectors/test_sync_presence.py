@@ -416,3 +416,25 @@ def test_ranks_level_in_sequence_but_in_different_collectives_name_the_odd_one()
     top = report(_desync(0, "ALLREDUCE", 1, "ALLREDUCE", seq=104).replace("SequenceNumber=104, OpType=ALLREDUCE, TensorShape=[2], TensorDtypes=Float)."
                                                                        , "SequenceNumber=99, OpType=ALLREDUCE, TensorShape=[2], TensorDtypes=Float)."))["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 1)
+
+
+@pytest.mark.parametrize(("nranks", "rank"), [(8, None), (4, 1)])
+def test_a_rank_seen_only_in_the_exit_list_is_no_more_silent_than_ranks_never_seen(nranks: int, rank: int | None) -> None:
+    # ALCF Polaris (mpiexec/PALS, corpus holdout25 h25a-009): ranks 0, 2 and 3 time out on one
+    # broadcast; rank 1 appears only in PALS's list of exits. In a world of 8 ranks 4-7 never
+    # appear at all: any of them may be the one that held the broadcast
+    host = "x3005c0s25b1n0"
+    text = ""
+    for r in (0, 2, 3):
+        text += (f"{host}:2401{r}:2411{r} [{r}] NCCL INFO comm 0x5573aa512b30 rank {r} nranks {nranks} cudaDev {r} "
+                 f"nvmlDev {r} busId 7000 commId 0x4d08e928a4a97e3c - Init COMPLETE\n")
+    for r in (0, 3, 2):
+        text += (f"[rank{r}]:[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout: "
+                 "WorkNCCL(SeqNum=3, OpType=BROADCAST, NumelIn=25610152, NumelOut=25610152, Timeout(ms)=120000) "
+                 "ran for 120001 milliseconds before timing out.\n")
+    text += (f"{host}.hsn.cm.polaris.alcf.anl.gov: rank 2 died from signal 6 and dumped core\n"
+             f"{host}.hsn.cm.polaris.alcf.anl.gov: rank 1 died from signal 15\n")
+    top = report(text)["incidents"][0]
+    assert top["initiator"]["rank"] == rank
+    if rank is not None:
+        assert top["failure"] == "rank_hang"
