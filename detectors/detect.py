@@ -90,6 +90,15 @@ def _reached_zero(st: RankState) -> bool:
     return any(isinstance(v := p.data.get("loss"), float) and v <= 0 for p in st.samples)
 
 
+LEVEL_START = 0.02  # a run's first losses within 2 % of each other: a model still at its start
+
+
+def _level_start(st: RankState, rec: SampleRec, med: float) -> bool:
+    """Two or more losses before ``rec``, every one within LEVEL_START of their median."""
+    before = [v for p in st.samples if p is not rec and isinstance(v := p.data.get("loss"), float) and math.isfinite(v)]
+    return len(before) >= 2 and all(abs(v - med) <= LEVEL_START * abs(med) for v in before)
+
+
 def _jump_before_nan(st: RankState, nan_rec: SampleRec) -> None:
     """The last finite loss logged right before the first non-finite one had jumped JUMP_BEFORE_NAN
     times or more over the three before it (0.15 → 1.38, then nan): a divergence the NaN ended, a
@@ -1001,6 +1010,10 @@ class JobState:
                 hit = rise > (ratio - 1) * size
             else:
                 hit = rise > (big - 1) * size
+                if not hit and metric == "loss" and not unkeyed and size >= 1 and rise > (ratio - 1) * size:
+                    # the run's first losses all level (a random model at chance, ln of its
+                    # vocabulary), then three times that: the logits blew up, not a random batch
+                    hit = _level_start(st, rec, med)
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
                 hit = (self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
                        or self._climbing(st, rec, v) or self._drifting(st, v))

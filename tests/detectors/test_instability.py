@@ -528,3 +528,21 @@ def test_a_perplexity_overflowed_to_infinity_beside_a_plausible_loss_is_that_los
                                      (60, 6.33, 562.5), (75, 4.1, 60.3), (90, 2.2, 9.0), (105, 1.4, 4.05), (120, 1.2, 3.3))
              for r in (0, 1)]
     assert [i for i in engine_verdict(lines) if i.severity in ("critical", "warning")] == []
+
+
+_MEGATRON_ROW = (" iteration {i:8d}/    1000 | consumed samples: {c:10d} | elapsed time per iteration (ms): 123907.8 | "
+                 "learning rate: 5.625E-05 | global batch size:  2048 | lm loss: {loss:.6E} | loss scale: 1024.0 | "
+                 "number of skipped iterations:   0 | number of nan iterations:   0 |")
+
+
+def _megatron(losses: list[float]) -> list[str]:
+    return [_MEGATRON_ROW.format(i=i, c=2048 * i, loss=v) for i, v in enumerate(losses, start=1)]
+
+
+def test_three_times_a_level_start_in_the_first_iterations_is_a_spike() -> None:
+    # Megatron-DeepSpeed runs (corpus holdout24 h24d-014, h24e-016: a 52B model): the first
+    # iterations level at 12.5 (chance over a 250k vocabulary), then 40.8 at iteration 3
+    top = engine_verdict(_megatron([12.52221, 12.51770, 40.75232, 38.99556]))[0]
+    assert (top.failure, top.severity) == ("loss_spike", "warning")
+    # first losses still moving (the model already learning): the early rule's 5x stands
+    assert [i for i in engine_verdict(_megatron([10.9, 9.1, 27.5, 26.0])) if i.severity != "info"] == []
