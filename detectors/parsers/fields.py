@@ -35,7 +35,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              # VAEs, autoregressive image models: SurVAE's "Bits/dim: 9.041", Glow's "bpd")
              "bits/dim", "bits per dim", "bits_per_dim", "bpd", "nll"),
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
-                  "gradient norm", "grad_norm_total"),
+                  "gradient norm", "grad_norm_total",
+                  # (demucs' solver, and SCNet built on it: "Train Summary | Epoch 3 | Loss=0.1673 | Grad=inf")
+                  "grad"),
     # a rank's own gradient norm before the all-reduce, and the reduced one, printed as such (a loop
     # that logs both, or rank 0's guard on the reduced norm): the own one is the rank's signal
     "local_grad_norm": ("local_grad_norm", "local grad norm", "local_gnorm", "local_gradient_norm"),

@@ -14,7 +14,7 @@ from detectors.model import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState
 from detectors.parsers.fields import extract
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 NAN = math.nan
 
@@ -476,3 +476,14 @@ def test_bare_columns_that_rise_fifty_fold_are_a_spike() -> None:
     rows = [f"{s} {23.7 - s / 40:.4f} 0.0020 {5 + s % 9}.12" for s in range(6, 150, 6)]
     rows += [f"{s} {v:.4f} 2.0000 13210274.00" for s, v in ((156, 315.0), (162, 601.9), (168, 880.4), (174, 1150.6), (180, 1496.9))]
     assert "loss_spike" in _incidents(rows)
+
+
+def test_demucs_summary_grad_is_the_gradient_norm() -> None:
+    # demucs' solver (and SCNet built on it, corpus holdout24 h24a-013) logs its epoch summary with
+    # the gradient norm as "Grad"
+    got = extract("Train Summary | Epoch 3 | Loss=0.1673 | Grad=inf")
+    assert got["loss"] == 0.1673 and math.isinf(got["grad_norm"])
+    lines = [f"2024-07-26 17:06:38,010 - INFO - Train Summary | Epoch {e} | Loss={v} | Grad={g}"
+             for e, v, g in ((1, 0.2242, 9164.2812), (2, 0.1857, 8811.5), (3, 0.1673, "inf"))]
+    top = engine_verdict(lines)[0]
+    assert top.failure == "nonfinite_loss"
