@@ -606,7 +606,8 @@ class _Correlator:
             # the scaler grew back and overflowed again, cycle after cycle, on a large share of the
             # logged steps: not the start-up search (one descent) nor a scaler riding its edge
             # (one overflow per growth window of hundreds of steps): the run pays for the skips
-            rank, rank_from, note = self._local_overflow_rank(first.order if first else None)
+            streak_start = _longest_run_start(real) or first
+            rank, rank_from, note = self._local_overflow_rank(streak_start.order if streak_start else None)
             extra = {"rank_from": rank_from} if rank is not None else {}
             out.append(self.finding("fp16_overflow_skips", rank, first.step if first else None,
                                     first.time if first else None, evidence + ([note] if note else []),
@@ -724,8 +725,13 @@ class _Correlator:
             # the first overflow after it, a cycle every few thousand steps). A framework's own
             # overflow message mid-run is reported (users act on those)
             return out
-        out.append(self.finding("fp16_overflow_skips", None, first.step if first else None, first.time if first else None,
-                                evidence, overflows=len(real), lowest_scale=lowest, consecutive=tail_run))
+        # the one rank whose own gradients overflowed through the longest streak of back-offs on, if one did
+        streak_start = _longest_run_start(real) or first
+        rank, rank_from, note = self._local_overflow_rank(streak_start.order if streak_start else None)
+        extra = {"rank_from": rank_from} if rank is not None else {}
+        out.append(self.finding("fp16_overflow_skips", rank, first.step if first else None, first.time if first else None,
+                                evidence + ([note] if note else []), overflows=len(real), lowest_scale=lowest,
+                                consecutive=tail_run, **extra))
         return out
 
     def _startup_descent(self, real: list[ScaleMove], floor: float = STARTUP_FLOOR) -> bool:
@@ -2634,20 +2640,31 @@ def _every_step_run(moves: list[ScaleMove]) -> int:
     return run
 
 
+def _runs(moves: list[ScaleMove]) -> list[tuple[int, int]]:
+    """The runs of back-to-back scale reductions, as (index of the first move, length)."""
+    runs: list[tuple[int, int]] = []
+    prev: ScaleMove | None = None
+    for i, m in enumerate(moves):
+        if not runs or (prev is not None and prev.to_scale is not None and (
+                (m.from_scale is not None and m.from_scale > prev.to_scale)
+                or (m.from_scale is None and m.to_scale is not None and m.to_scale >= prev.to_scale))) or (
+                prev is not None and prev.step is not None and m.step is not None and m.step - prev.step > 5):
+            runs.append((i, 0))  # the scale grew in between (or steps apart): a new episode
+        runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        prev = m
+    return runs
+
+
 def _final_run(moves: list[ScaleMove]) -> int:
     """Length of the last run of back-to-back scale reductions."""
-    run = 0
-    prev: ScaleMove | None = None
-    for m in moves:
-        if prev is not None and prev.to_scale is not None and (
-                (m.from_scale is not None and m.from_scale > prev.to_scale)
-                or (m.from_scale is None and m.to_scale is not None and m.to_scale >= prev.to_scale)):
-            run = 0  # the scale grew in between: a new episode
-        elif prev is not None and prev.step is not None and m.step is not None and m.step - prev.step > 5:
-            run = 0
-        run += 1
-        prev = m
-    return run
+    runs = _runs(moves)
+    return runs[-1][1] if runs else 0
+
+
+def _longest_run_start(moves: list[ScaleMove]) -> ScaleMove | None:
+    """The first move of the longest run of back-to-back reductions (the earliest of equals)."""
+    runs = _runs(moves)
+    return moves[max(runs, key=lambda r: (r[1], -r[0]))[0]] if runs else None
 
 
 def incidents(state: JobState, ended: bool = False) -> list[Incident]:

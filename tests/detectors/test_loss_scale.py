@@ -6,6 +6,8 @@ Lines are in the real formats of the corpus cases named in each test (DeepSpeed'
 
 from __future__ import annotations
 
+import pytest
+
 from detectors.correlate import incidents
 from detectors.detect import JobState
 from detectors.model import Incident
@@ -550,3 +552,31 @@ def test_a_streak_that_begins_after_several_calm_loss_lines_is_not_warm_up() -> 
     calm = lines[2:8]
     found = {i.failure for i in engine_verdict(lines[:2] + lines[8:17] + calm + lines[17:])}
     assert "loss_scale_warmup" in found and "fp16_overflow_skips" not in found
+
+
+def test_one_ranks_local_overflow_notes_through_the_longest_streak_name_it() -> None:
+    # a structured-log scaler (corpus holdout24 g24c-006): early single overflows come from ranks 1,
+    # 2 and 3, then a mid-run streak of halvings comes only with rank 2's own notes
+    lines = [f"ts=02:13:59 rank={r} world=4 event=init dtype=fp16 init_scale=65536" for r in range(4)]
+    scale = 65536
+    for step in (5, 30, 55):
+        lines += [f"ts=02:14:01 rank={(step // 25) % 3 + 1} step={step} event=grad_overflow_local dtype=fp16 loss_scale={scale}",
+                  f"scaler: overflow, step {step} skipped, scale halved {scale} -> {scale // 2}"]
+        lines += [f"ts=02:14:01 rank={r} step={step + 5} loss=0.9{r} loss_scale={scale // 2} skipped_total=1" for r in range(4)]
+        lines += [f"scaler: 20 clean steps, scale grown to {scale}"]
+    for step in range(96, 106):
+        lines += [f"ts=02:14:04 rank=2 step={step} event=grad_overflow_local dtype=fp16 loss_scale={scale}",
+                  f"scaler: overflow, step {step} skipped, scale halved {scale} -> {scale // 2}"]
+        scale //= 2
+    lines += [f"ts=02:14:05 rank={r} step={s} loss=0.8{r} loss_scale={scale}" for s in range(110, 160, 10) for r in range(4)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("fp16_overflow_skips", 2)
+
+
+@pytest.mark.parametrize("note", ["scaler: overflow (local grads inf/nan), skipping step, scale halved to 8192",
+                                  "rank=1 step=143 event=grad_overflow_local dtype=fp16 loss_scale=16384"])
+def test_local_overflow_notes_in_other_words(note: str) -> None:
+    # a hand-written scaler beside the other rank's "overflow (remote rank overflow)" (corpus
+    # holdout23 g23d-013) and a structured log's event name (holdout24 g24c-006)
+    evs = default_parser().parse_line(f"[rank1] {note}", 1, FileState("train.log"))
+    assert any(e.data.get("local_overflow") for e in evs)
