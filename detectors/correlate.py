@@ -548,7 +548,12 @@ class _Correlator:
                 episodes = sum(rs.grad_episodes for rs in self.st.ranks.values() if rs.grad_recovered)
                 # one early window of skipped steps is the scaler calibrating; windows that
                 # keep coming back are overflows the run keeps paying for
-                failure = "loss_scale_warmup" if episodes <= 1 else "fp16_overflow_skips"
+                # (nor is one window that began only after the run had logged CALM_STEPS finite
+                # grad norms: the scaler had been calm, these overflows are new, mid-run)
+                calm = sum(1 for rs in self.st.ranks.values() for p in rs.samples
+                           if p.order < first_rec.order and p.source.path == first_rec.source.path
+                           and isinstance(g := p.data.get("grad_norm"), float) and math.isfinite(g))
+                failure = "loss_scale_warmup" if episodes <= 1 and calm < CALM_STEPS else "fp16_overflow_skips"
                 return [self.finding(failure, None, first_rec.step, first_rec.time, [first_rec.source],
                                      overflows=episodes, lowest_scale=None, recovered=True)]
             return skips

@@ -580,3 +580,18 @@ def test_local_overflow_notes_in_other_words(note: str) -> None:
     # holdout23 g23d-013) and a structured log's event name (holdout24 g24c-006)
     evs = default_parser().parse_line(f"[rank1] {note}", 1, FileState("train.log"))
     assert any(e.data.get("local_overflow") for e in evs)
+
+
+def test_one_window_of_inf_grad_norms_after_calm_steps_is_overflow_not_calibration() -> None:
+    # loguru lines of a loop under a static fp16 scale (corpus holdout25 g25-012): eleven clean
+    # steps, then every step's grad norm inf while the loss stays finite, then finite again
+    row = "2026-12-07 04:35:{s:02d}.431 | INFO     | __main__:<module>:36 - step {n} loss {loss} grad_norm {g}"
+    calm = [row.format(s=n % 60, n=n, loss=f"2.3{n % 7}", g=f"0.1{n % 9}") for n in range(5, 60, 5)]
+    bad = [row.format(s=n % 60, n=n, loss=f"2.5{n % 7}", g="inf") for n in range(60, 96)]
+    after = [row.format(s=n % 60, n=n, loss=f"2.4{n % 7}", g=f"0.2{n % 9}") for n in range(100, 160, 5)]
+    found = {i.failure for i in engine_verdict([*calm, *bad, *after])}
+    assert "fp16_overflow_skips" in found and "loss_scale_warmup" not in found
+    # the same window in the first steps is the scaler finding its scale
+    first = [row.format(s=n % 60, n=n, loss=f"2.5{n % 7}", g="inf") for n in range(1, 5)]
+    found = {i.failure for i in engine_verdict([*first, *calm, *after])}
+    assert "fp16_overflow_skips" not in found
