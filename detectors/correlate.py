@@ -465,6 +465,7 @@ class _Correlator:
         if len({f.rank for f in spikes}) < 2:
             return
         first = spikes[0]
+        at_once = False
         for other in spikes[1:]:
             if other.rank is None or other.rank == first.rank or other.step is None or first.step is None:
                 continue
@@ -473,11 +474,16 @@ class _Correlator:
                 continue
             between = [p for p in rs.samples if p.step is not None and first.step <= p.step < other.step
                        and isinstance(p.data.get("loss"), float)]
-            if not between:
-                for f in spikes:
-                    f.rank = None
-                    f.data["every_rank"] = True
+            if between:
+                # this rank logged an ordinary loss at or after the first spike's step before its
+                # own: the first rank spiked first (another rank's line missing at that step, a
+                # row the output interleaved away, says nothing against it)
                 return
+            at_once = True
+        if at_once:
+            for f in spikes:
+                f.rank = None
+                f.data["every_rank"] = True
 
     def _lone_grad_logger(self, logger: RankState) -> bool:
         """No other rank logged a grad norm, while the job has other ranks (the loggers are

@@ -78,3 +78,21 @@ def test_a_spike_every_logging_rank_shows_names_no_rank() -> None:
 def test_a_spike_on_one_rank_while_another_stays_calm_names_it() -> None:
     top = engine_verdict(_cadenced(spike_on_one=True))[0]
     assert (top.failure, top.rank) == ("loss_spike", 0)
+
+
+def _csv_rows(rows: list[tuple[int, int, float]]) -> list[str]:
+    return ["rank,step,loss,running_loss,lr"] + [f"{r},{s},{v:.5f},{v:.5f},0.02" for r, s, v in rows]
+
+
+def test_a_rank_that_logged_an_ordinary_loss_after_the_first_spike_shows_it_came_first() -> None:
+    # per-rank CSV rows (corpus holdout25 g25-011): rank 2 spikes at step 47; rank 0 logs an
+    # ordinary loss at 47 and spikes at 48; rank 1's row at 47 was lost to interleaved output
+    rows = [(r, s, 1.2 - s / 100 + r / 50) for s in range(3, 46, 3) for r in range(3)]
+    rows += [(2, 47, 297110.1), (0, 47, 0.288), (2, 48, 275113.0), (0, 48, 1767.2), (1, 48, 1158.8)]
+    rows += [(r, s, 2.0e5 + r) for s in (49, 51) for r in range(3)]
+    top = engine_verdict(_csv_rows(rows))[0]
+    assert (top.failure, top.rank) == ("loss_spike", 2)
+    # no rank shows an ordinary loss between: every rank that could show it spiked at once
+    rows = [row for row in rows if row[:2] != (0, 47)]
+    top = engine_verdict(_csv_rows(rows))[0]
+    assert (top.failure, top.rank) == ("loss_spike", None)
