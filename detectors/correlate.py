@@ -799,8 +799,12 @@ class _Correlator:
     def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
         """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a
         rate of one per 20 logged steps or more over a span of SPAN_STEPS+ steps."""
+        # (a back-off that names only its new scale, at or above the last one: "reduced to 512"
+        # after "reduced to 256" backed off from 1024, the scale had grown back in between)
         grew = [i for i, (a, b) in enumerate(itertools.pairwise(real), 1)
-                if a.to_scale is not None and b.from_scale is not None and b.from_scale > a.to_scale]
+                if a.to_scale is not None and ((b.from_scale is not None and b.from_scale > a.to_scale)
+                                               or (b.from_scale is None and b.to_scale is not None
+                                                   and b.to_scale >= a.to_scale))]
         if len(grew) < REGROWTHS:
             return False
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]

@@ -595,3 +595,18 @@ def test_one_window_of_inf_grad_norms_after_calm_steps_is_overflow_not_calibrati
     first = [row.format(s=n % 60, n=n, loss=f"2.5{n % 7}", g="inf") for n in range(1, 5)]
     found = {i.failure for i in engine_verdict([*first, *calm, *after])}
     assert "fp16_overflow_skips" not in found
+
+
+def test_back_offs_to_the_same_scale_every_few_steps_keep_skipping() -> None:
+    # apex's back-off names only its new scale: "reducing loss scale to 512.0" again and again means
+    # it grew back to 1024 in between; one in five steps over 160 steps is overflow skips (corpus
+    # holdout25 g25b-023), not the scaler riding its edge once per growth window
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {s}"
+    lines: list[str] = []
+    for step in range(1, 161):
+        if step % 5 == 2:
+            lines.append(apex.format(s=256.0 if step == 2 else 512.0))
+        if step % 20 == 0:
+            lines.append(f"step={step} loss={1.8 - step / 1000:.4f} scale=512.0")
+    found = {i.failure: i.severity for i in engine_verdict(lines)}
+    assert found.get("fp16_overflow_skips") == "warning"
