@@ -485,6 +485,20 @@ class _Correlator:
                 f.rank = None
                 f.data["every_rank"] = True
 
+    def _only_rank_without_own_report(self) -> int | None:
+        """In a world of known size, the one rank that printed neither an error nor a lost peer
+        or timeout of its own, when every other rank printed one of those."""
+        ws = self.world_size()
+        if not ws or ws > 1024 or ws < 2:
+            return None
+        reported = {f.rank for f in self.st.findings if f.rank is not None and f.failure in (
+            "peer_connection_lost", "collective_timeout")}
+        erred = {f.rank for f in self.st.findings if f.rank is not None and f.role is Role.CAUSE}
+        if erred - reported:
+            return None  # a rank with an error of its own: not only lost peers
+        quiet = set(range(ws)) - reported
+        return quiet.pop() if len(quiet) == 1 and len(reported) == ws - 1 else None
+
     def _lone_grad_logger(self, logger: RankState) -> bool:
         """No other rank logged a grad norm, while the job has other ranks (the loggers are
         counted once per verdict: this is asked for every rank with an explosion)."""
@@ -1065,6 +1079,12 @@ class _Correlator:
             if len(ended) == 1 and None not in ended:
                 f.rank = ended.pop()
                 f.data["rank_from"] = "launcher"
+            elif not self.st.exits and (quiet := self._only_rank_without_own_report()) is not None:
+                # no launcher said who ended so, but every other rank of the world printed its own
+                # lost peer or timeout: the one that printed none is the one that aborted
+                f.rank = quiet
+                f.data["rank_from"] = "absence"
+                f.data["inferred"] = True
         # untagged exception text + exactly one failed worker with a positive exit code (the agent's
         # "failed (exitcode: 1) local_rank: 2" and its summary's root cause are one worker, one pid)
         workers = {e.data.get("pid") if e.data.get("pid") is not None else (e.rank, e.data.get("local_rank"))

@@ -37,3 +37,31 @@ def test_the_mismatch_is_the_aborted_workers_nccl_error() -> None:
 def test_the_peer_traceback_below_does_not_claim_the_abort() -> None:
     top = engine_verdict(_ABORT)[0]
     assert (top.failure, top.rank) == ("nccl_error", None)
+
+
+def _fabric_abort(peers: tuple[int, ...]) -> list[str]:
+    # Lightning Fabric's own launcher (no torchrun summary), loguru lines with a rank field, then
+    # gloo's abort with no rank and the peers' lost connections (corpus holdout25 g25b-005)
+    lines = [f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/3" for r in range(3)]
+    lines += [f"2026-12-07 04:29:22.98{r} | INFO     | rank={r} | __main__:main:24 - epoch 0 train_loss=1.66{r}"
+              for r in range(3)]
+    lines += ["terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+              "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] "
+              "op.preamble.length <= op.nbytes. 200 vs 196. Received data size doesn't match expected size. "
+              "Is there a distributed collective mismatch in your code?"]
+    for r in peers:
+        lines += [f"[rank{r}]: Traceback (most recent call last):",
+                  f"[rank{r}]:   File \"/home/ml/exp/train.py\", line 30, in main",
+                  f"[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] "
+                  "Read error [127.0.0.1]:29100: Connection reset by peer. This is typically caused by a remote worker "
+                  "hanging or bugs in the application."]
+    return lines
+
+
+def test_with_no_launcher_the_one_rank_without_a_lost_peer_aborted() -> None:
+    top = engine_verdict(_fabric_abort((0, 1)))[0]
+    assert (top.failure, top.rank) == ("nccl_error", 2)
+    assert top.data.get("inferred") is True
+    # one peer's lines missing from the paste: either of two ranks may have aborted
+    top = engine_verdict(_fabric_abort((0,)))[0]
+    assert (top.failure, top.rank) == ("nccl_error", None)
