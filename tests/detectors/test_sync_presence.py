@@ -349,9 +349,14 @@ def test_a_rank_whose_communicator_was_aborted_is_not_the_silent_one() -> None:
     )
     top = report(text)["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("collective_timeout", None)
-    # the same rank seen only initialising its communicator is a rank that took part and said nothing
+    # the same rank seen only initialising its communicator is a rank that took part and said
+    # nothing; in a world of 16 where 13 ranks never appear it is no more silent than they are,
+    # but in a world of 3 it is the one the others waited for
     quiet = text.replace("busId 61000 - Abort COMPLETE", "busId 61000 commId 0x5e1f - Init COMPLETE")
-    assert report(quiet)["incidents"][0]["initiator"]["rank"] == 11
+    assert report(quiet)["incidents"][0]["initiator"]["rank"] is None
+    small = quiet.replace("Rank 13]", "Rank 0]").replace("Rank 14]", "Rank 1]").replace("rank 14 ", "rank 1 ")
+    small = small.replace("rank 11 ", "rank 2 ").replace("nranks 16", "nranks 3")
+    assert report(small)["incidents"][0]["initiator"]["rank"] == 2
 
 
 _GLOO_TIMEOUT = ("[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] "
