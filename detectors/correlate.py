@@ -1330,6 +1330,26 @@ class _Correlator:
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
 
+    def spared_by_teardown(self, fatal: list[Finding]) -> list[Finding]:
+        """Every rank of a known world but one reports the launcher's SIGTERM reaching it (Paddle's
+        per-worker ``Termination signal`` report, one file each) and nothing failed: the launcher
+        tears the workers down when one has exited, so the one it did not have to stop is the
+        one that ended first, without a word (its log just stops)."""
+        if any(f.role is Role.CAUSE and not f.data.get("weak") for f in fatal) or any(
+                f.failure in ("rank_hang", "rank_killed") for f in fatal):
+            return []
+        ws = self.world_size()
+        torn = {f.rank for f in fatal if f.failure == "launcher_teardown" and f.role is Role.COLLATERAL
+                and f.rank is not None}
+        if not ws or ws > 1024 or len(torn) < 2 or len(torn) != ws - 1 or not torn <= set(range(ws)):
+            return []
+        spared = (set(range(ws)) - torn).pop()
+        if any(f.rank == spared for f in fatal):
+            return []
+        first = min((f for f in fatal if f.failure == "launcher_teardown" and f.rank in torn), key=_sort_key)
+        return [self.finding("rank_killed", spared, None, first.time, [first.evidence[0]], silent_death=True,
+                             rank_from="absence", torn_down=sorted(torn))]
+
     def interrupted_stacks(self, fatal: list[Finding]) -> list[Finding]:
         """A job stopped from outside (Ctrl-C, a launcher's SIGINT) with no failure of its own:
         each worker's ``KeyboardInterrupt`` traceback is a stack sample taken at that moment
@@ -1720,6 +1740,7 @@ class _Correlator:
         fatal += self.stalled_before_stop(fatal)
         fatal += self.world_mismatch(fatal)
         fatal += self.hang(fatal)
+        fatal += self.spared_by_teardown(fatal)
         if fatal and all(f.failure == "launcher_teardown" and f.role is Role.COLLATERAL for f in fatal) and any(
                 "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS
                 and f.time is not None and self._progressing_at(f.time) for f in fatal):
@@ -2097,6 +2118,11 @@ class _Correlator:
             lines.append(f"{who} printed a Python traceback{at} that ends before its exception line (the log stops "
                          "inside it), and nothing else in these logs went wrong: that exception ended the run. "
                          "Its last frame is where it was raised; the full message is in the rank's stderr or error.json.")
+        elif failure == "rank_killed" and d.get("torn_down"):
+            lines.append(f"{who} stopped without a word: no traceback, no exit code in these logs, and the launcher "
+                         "sent SIGTERM to every other rank but not to it: it had already ended, and the launcher "
+                         "tears the job down when one worker exits. A SIGKILL (the host OOM killer, the scheduler) "
+                         "is the usual way (check `dmesg` / `journalctl -k` on its node).")
         elif failure == "rank_killed" and d.get("silent_death"):
             lines.append(f"{who} stopped without a word: no traceback, no exit code in these logs, and its peers "
                          "did not time out, their connections to it were closed. Its process died; a SIGKILL "
