@@ -845,7 +845,9 @@ class JobState:
         self._baselines(st, rec)
         ev_loss = get("eval_loss")
         if ev_loss is not None:
-            if isinstance(ev_loss, float) and isnan(ev_loss) and st.first_bad_global is None and st.first_bad_loss is None:
+            if (isinstance(ev_loss, float) and isnan(ev_loss) and st.first_bad_global is None and st.first_bad_loss is None
+                    and get("eval_count") != 0):
+                # (a mean over an empty held-out shard, "val_n: 0", is NaN by definition: no failure)
                 # the model gives NaN on held-out data: its weights (or its fp16 forward) went
                 # non-finite, whatever the training loss line shows (HF's NaN filter hides it)
                 st.first_bad_global = rec

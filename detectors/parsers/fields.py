@@ -56,6 +56,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # an error measure of a regression model: the held-out loss when the line is an evaluation's
     # ("val/rmsle nan", "[R2] Epoch 3 validation: msle nan"), never read as the training loss
     "error": ("mse", "msle", "rmse", "rmsle", "mae"),
+    # how many held-out samples an evaluation averaged over: a mean over none is NaN by definition
+    # (an empty validation shard: "{'val_loss': nan, 'val_n': 0}"), not a model gone non-finite
+    "eval_count": ("val_n", "val_count", "val_samples", "num_val_samples", "n_val", "valid_n", "valid_samples",
+                   "eval_n", "eval_count", "eval_samples", "num_eval_samples", "n_eval"),
     # a log-likelihood the run maximises (Kaldi/EESEN's CTC "Obj(log[Pzx]) = -8.45"): read as the
     # loss it stands for, its negative (see _close)
     "loglik": ("log_likelihood", "log likelihood", "log-likelihood", "loglikelihood", "loglik", "obj(log[pzx])",

@@ -168,6 +168,9 @@ _PL_EARLY = re.compile(rf"Metric (?P<k>[\w/.-]+) improved(?: by {_N} >= min_delt
 _EVAL_KV = re.compile(rf"'?(?P<k>{_EVAL_KEY})'?(?:\s*+[:=]\s*+|\s++)'?(?P<v>{_N})'?")
 _EPOCH = re.compile(rf"'epoch'\s*:\s*'?(?P<v>{_N})")
 _VAL_NAME = re.compile(r"^(?:eval|val|valid|validation)[_/]?(?:lm_)?loss$")
+# the evaluation averaged over no sample at all ("'val_n': 0", "eval_samples=0"): its mean is NaN
+# by definition (an empty validation shard), not a model gone non-finite
+_EVAL_NONE = re.compile(r"""\b(?:val|valid|eval)_(?:n|count|samples)['"]?\s*[:=]\s*0(?![\d.])""")
 
 
 def _eval(m: re.Match[str], seg: Segment) -> bool:
@@ -188,6 +191,8 @@ def _eval(m: re.Match[str], seg: Segment) -> bool:
             _emit(seg, "lightning_early_stopping", None, eval_loss=parse_number(em.group("v")))
         return False
     km = _EVAL_KV.search(body)
+    if km and _EVAL_NONE.search(body) and math.isnan(parse_number(km.group("v")) or 0.0):
+        return False
     if km:
         ep = _EPOCH.search(body)
         _emit(seg, "hf_eval" if body.lstrip().startswith("{") else "eval", _step_in(body),

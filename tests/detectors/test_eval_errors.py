@@ -63,3 +63,18 @@ def test_a_dict_print_that_names_its_rank_holds_that_ranks_own_loss() -> None:
     lines += [f"{{'rank': {r}, 'step': 90, 'loss': {102161.9 if r == 2 else 0.05}, 'lr': 0.005}}" for r in range(3)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("loss_spike", 2)
+
+
+def test_an_evaluation_over_no_sample_is_no_nan() -> None:
+    # one rank's validation shard is empty (corpus holdout25 g25d-017): its mean over no sample is
+    # NaN by definition ('val_n': 0) while every loss falls
+    lines = []
+    for ep in range(4):
+        for r in range(4):
+            n, vl = (0, "nan") if r == 3 else (40, f"{0.8 - 0.15 * ep:.4f}")
+            lines.append(f"{{'epoch': {ep}, 'rank': {r}, 'train_loss': {0.94 - 0.18 * ep:.4f}, 'val_loss': {vl}, "
+                         f"'val_acc': {'nan' if r == 3 else 0.9}, 'val_n': {n}}}")
+    assert [i for i in engine_verdict(lines) if i.severity != "info"] == []
+    # with samples counted, the NaN is the model's
+    top = engine_verdict([line.replace("'val_n': 0", "'val_n': 40") for line in lines])[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", 3)
