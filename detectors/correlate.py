@@ -540,6 +540,11 @@ class _Correlator:
     # ----------------------------------------------------------------- loss scale
     def loss_scale(self) -> list[Finding]:
         out = self._loss_scale()
+        # the scale's own moves read as calibration, but the run's summaries of skipped steps say
+        # it kept skipping: those summaries are the verdict
+        if not any(f.failure in ("fp16_overflow_skips", "loss_scale_collapse") for f in out) and (
+                windowed := self._skip_windows()):
+            out = [f for f in out if f.failure != "loss_scale_warmup"] + windowed
         for f in out:
             if f.rank is None and f.role is Role.CAUSE and f.failure in ("fp16_overflow_skips", "loss_scale_collapse"):
                 # however the overflows were told (a skip counter, a scale column), the one rank that
@@ -857,6 +862,8 @@ class _Correlator:
             return [self.finding("fp16_overflow_skips", None, a.step, a.time, [a.source, b.source],
                                  skipped=(b.step or 0) - (a.step or 0), steps=(b.step or 0) - (a.step or 0), rate=1.0,
                                  static_scale=b.data.get("loss_scale"))]
+        if windowed := self._skip_windows():
+            return windowed
         recs = [r for r in self.st.skip_samples if r.step]
         if len(recs) < 2:
             return []
@@ -867,6 +874,20 @@ class _Correlator:
             return [self.finding("fp16_overflow_skips", None, a.step, a.time, [a.source, b.source],
                                  skipped=dskip, steps=dsteps, rate=round(dskip / dsteps, 3))]
         return []
+
+    def _skip_windows(self) -> list[Finding]:
+        """Summaries of the skipped share of the last steps ("skipped 17 of the last 50 steps"). The
+        first may cover the scaler's start-up search; the later ones do not: two or more of them at
+        HIGH_SKIP_RATE or above, or one summary of 2 * SPAN_STEPS+ steps past that rate (a run's
+        closing tally, "68/300 optimizer steps skipped"), is a run paying for its skips."""
+        windows = getattr(self.st, "skip_windows", [])
+        later = [w for w in windows[1:] if w[0] / w[1] >= HIGH_SKIP_RATE]
+        whole = [w for w in windows if w[1] >= 2 * SPAN_STEPS and w[0] / w[1] >= HIGH_SKIP_RATE]
+        if len(later) < 2 and not whole:
+            return []
+        w = whole[0] if whole else later[0]
+        return [self.finding("fp16_overflow_skips", None, None, None, _uniq([w[3]] + [x[3] for x in later[:2]]),
+                             skipped=int(w[0]), steps=int(w[1]), rate=round(w[0] / w[1], 3), windows=len(windows))]
 
     def _local_overflow_rank(self, since: int | None) -> tuple[int | None, str | None, Source | None]:
         """The one rank that wrote notes of inf/NaN in its OWN gradients (from arrival order

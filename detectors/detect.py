@@ -289,6 +289,8 @@ class JobState:
         # one rank's own notes of inf/NaN in its local gradients (see Fingerprint.local_overflow):
         # (rank, local rank, step, order, line), the first LOCAL_OVERFLOW_NOTES of them
         self.local_overflows: list[tuple[int | None, int | None, int | None, int, Source]] = []
+        # summaries of skipped steps: (skipped, of the last N steps, arrival order, source)
+        self.skip_windows: list[tuple[float, float, int, Source]] = []
         # the scale a dynamic scaler last said it grew back to (since the last back-off)
         self.scale_regrown: float | None = None
 
@@ -318,6 +320,7 @@ class JobState:
         self.__dict__.setdefault("static_skips", None)
         self.__dict__.setdefault("static_overflows", None)
         self.__dict__.setdefault("local_overflows", [])
+        self.__dict__.setdefault("skip_windows", [])
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
         self.__dict__.setdefault("trained_at", None)
@@ -535,6 +538,12 @@ class JobState:
                 self.local_overflows.append((ev.rank, ev.local_rank, step, order, ev.source))
             else:
                 self.dropped["local_overflows"] += 1
+            return
+        if failure == "fp16_overflow_skips" and ev.data.get("skip_window"):
+            # a summary of the skipped share of the last steps: a rate the correlator judges
+            skipped, window = _float(ev.data.get("skipped")), _float(ev.data.get("window"))
+            if skipped is not None and window and 0 <= skipped <= window and len(self.skip_windows) < LOCAL_OVERFLOW_NOTES:
+                self.skip_windows.append((skipped, window, order, ev.source))
             return
         if failure == "fp16_overflow_skips" and ev.data.get("scale_growth"):
             # the scaler grew back after a clean window: the next back-off that names only its new

@@ -362,6 +362,8 @@ class LogParser:
                     data["local_overflow"] = True
                 if fr.fp.scale_growth:
                     data["scale_growth"] = True
+                if fr.fp.skip_window:
+                    data["skip_window"] = True
                 if fr.fp.ends_rank_with:
                     # (event data is scalars: "-6" or "-6,-9")
                     data["ends_rank_with"] = ",".join(str(c) for c in fr.fp.ends_rank_with)

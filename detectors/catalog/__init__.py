@@ -116,6 +116,10 @@ class Fingerprint:
     # the line tells the dynamic scaler GREW its scale back after a clean window (``to_scale``):
     # no overflow; the next back-off that names only its new scale backed off from this one
     scale_growth: bool = False
+    # the line is a summary of how many of the last steps the scaler skipped (groups ``skipped`` and
+    # ``window``: "skipped 17 of the last 50 steps", "68/300 optimizer steps skipped"): a rate, not
+    # one overflow; the overflow-skips rule judges the windows after the first
+    skip_window: bool = False
 
     def __post_init__(self) -> None:
         if problem := _pattern_problem(self.pattern):

@@ -570,14 +570,18 @@ def _plain_header_cols(body: str) -> tuple[str | None, ...] | None:
     words = body.split()
     if len(words) < 2 or len(words) > 64 or not all(_HEADER_WORD.fullmatch(w) for w in words):
         return None
-    if "\t" not in body and (wide := _WIDE_GAP.split(body.strip())) and len(wide) >= 2 and any(" " in c for c in wide):
+    if "\t" not in body and (wide := _WIDE_GAP.split(body.strip())) and len(wide) >= 2 and any(
+            " " in c and _header_key(c) is not None for c in wide):
         # a fixed-width header: columns two or more spaces apart, a name may hold one
-        # ("Step      Train loss    Test loss     Test metric", DeepXDE)
+        # ("Step      Train loss    Test loss     Test metric", DeepXDE); two names one space
+        # apart that name no column together are two columns ("  skip skipped_total")
         return _named_columns(wide)
     cells: list[str] = []
+    # (two words joined only when one space apart: an aligned header's "loss     scale" is two columns)
+    spans = [m.span() for m in re.finditer(r"\S+", body)]
     i = 0
     while i < len(words):
-        pair = f"{words[i]} {words[i + 1]}" if i + 1 < len(words) else ""
+        pair = f"{words[i]} {words[i + 1]}" if i + 1 < len(words) and spans[i + 1][0] - spans[i][1] == 1 else ""
         if pair and pair.casefold().replace("_", " ").replace("-", " ") in _HEADER_KEYS:
             cells.append(pair)
             i += 2

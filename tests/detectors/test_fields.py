@@ -487,3 +487,14 @@ def test_demucs_summary_grad_is_the_gradient_norm() -> None:
              for e, v, g in ((1, 0.2242, 9164.2812), (2, 0.1857, 8811.5), (3, 0.1673, "inf"))]
     top = engine_verdict(lines)[0]
     assert top.failure == "nonfinite_loss"
+
+
+def test_an_aligned_header_keeps_columns_two_spaces_apart_apart() -> None:
+    # a fixed-width table whose header prints "loss" and "scale" two or more spaces apart (corpus
+    # holdout25 g25d-026): two columns, not the "loss scale" column; "skip skipped_total" one space
+    # apart name no column together, so they stay two columns as well
+    lines = [" step       loss     scale  skip skipped_total"]
+    lines += [f"{s:5d} {2.5 - s / 100:10.3f} {1024.0:9.1f} {0:5d} {0:13d}" for s in range(5, 60, 5)]
+    lines.append(f"{60:5d} {'nan':>10} {1024.0:9.1f} {0:5d} {0:13d}")
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.step) == ("nonfinite_loss", 60)

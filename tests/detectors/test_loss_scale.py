@@ -610,3 +610,28 @@ def test_back_offs_to_the_same_scale_every_few_steps_keep_skipping() -> None:
             lines.append(f"step={step} loss={1.8 - step / 1000:.4f} scale=512.0")
     found = {i.failure: i.severity for i in engine_verdict(lines)}
     assert found.get("fp16_overflow_skips") == "warning"
+
+
+def test_summaries_of_skipped_steps_after_the_first_window_are_overflow_skips() -> None:
+    # a loop's windowed summary (corpus holdout25 g25d-013): a clean first window, then a third of
+    # every later window skipped
+    row = "2026-12-07 05:00:1{i},644 | INFO | trainer.rank0 | steps {a}-{b}: loss_avg=1.39{i}, skipped {k} of the last 50 steps"
+    skipped = [0, 17, 9, 16, 16, 16]
+    lines = [row.format(i=i, a=50 * i + 1, b=50 * (i + 1), k=k) for i, k in enumerate(skipped)]
+    found = {i.failure: i.severity for i in engine_verdict(lines)}
+    assert found.get("fp16_overflow_skips") == "warning"
+    # only the first window skipped (the scaler's start-up search): nothing to report
+    quiet = [row.format(i=i, a=50 * i + 1, b=50 * (i + 1), k=k) for i, k in enumerate([12, 0, 1, 0, 0, 0])]
+    assert [i for i in engine_verdict(quiet) if i.severity != "info"] == []
+
+
+def test_a_runs_closing_tally_of_skipped_steps_overrides_a_scale_column_read_as_warm_up() -> None:
+    # a fixed-width table (step, loss, scale, skip, skipped_total) whose header aligns "loss" and
+    # "scale" two spaces apart, and the run's closing tally (corpus holdout25 g25d-026)
+    lines = [" step       loss     scale  skip skipped_total"]
+    lines += [f"{s:5d} {20.0 - s / 20:10.3f} {2.0 ** (9 + (s // 10) % 3):9.1f} {s % 2:5d} {s // 4:13d}"
+              for s in range(5, 305, 5)]
+    lines.append("WARNING: 68/300 optimizer steps skipped because of fp16 gradient overflow (23%)")
+    found = {i.failure: i.severity for i in engine_verdict(lines)}
+    assert found.get("fp16_overflow_skips") == "warning"
+    assert "loss_scale_warmup" not in found
