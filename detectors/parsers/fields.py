@@ -46,6 +46,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
                    "grad_scale", "grad scale",
                    "grad_scaler_scale", "amp_scaler", "cur_scale", "scaler_scale", "amp_scale", "scale"),
+    # the loss smoothed over steps (an exponential or running average): the loss a line shows when it
+    # prints no raw one ("  step |   ema_loss |  lr", "running_loss=2.31")
+    "smoothed_loss": ("ema_loss", "loss_ema", "ema loss", "smoothed_loss", "smoothed loss", "smooth_loss",
+                      "running_loss", "running loss", "moving_avg_loss", "loss_running"),
     "lr": ("learning_rate", "learning rate", "lr"),
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
@@ -70,7 +74,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
                  "eval ppl", "test ppl", "dev ppl", "test avg ppl", "valid avg ppl", "val avg ppl"),
 }
 CANONICAL: dict[str, str] = {s: k for k, spellings in SYNONYMS.items() for s in spellings}
-METRIC_KEYS = frozenset({"loss", "grad_norm", "loss_scale", "eval_loss"})
+METRIC_KEYS = frozenset({"loss", "grad_norm", "loss_scale", "eval_loss", "smoothed_loss"})
 
 # PaddleOCR/PaddleDetection format with "{:x<6f}", which pads "nan" to "nanxxx"
 # Python's zero-padded formats ("{:07.5f}") pad "nan" to "0000nan": tried before the plain numbers
@@ -270,6 +274,9 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
     eval_ppl = out.pop("eval_ppl", None)
     if eval_ppl is not None and "eval_loss" not in out and not math.isinf(eval_ppl):
         out["eval_loss"] = math.log(eval_ppl) if eval_ppl == eval_ppl else math.nan
+    smoothed = out.pop("smoothed_loss", None)
+    if smoothed is not None and "loss" not in out and not parts:
+        out["loss"] = smoothed  # no raw loss on the line: its smoothed one is what it shows of it
     loglik = out.pop("loglik", None)
     if loglik is not None and "loss" not in out and not parts:
         out["loss"] = -loglik  # the negative log-likelihood: the loss the objective stands for

@@ -501,6 +501,9 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
     per_rank = {k: values.pop(k) for k in [k for k in values if "@" in k[1:]]}
     if per_rank and seg.rank is None:
         return _per_rank_rows(seg, values, per_rank)
+    smoothed = values.pop("smoothed_loss", None)
+    if smoothed is not None and "loss" not in values:
+        values["loss"] = smoothed  # no raw loss column: the smoothed one is the table's loss
     own = values.pop("local_grad_norm", None)
     if own is not None:
         values["grad_norm"] = own  # the rank's own norm column beside the reduced one

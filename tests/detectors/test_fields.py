@@ -498,3 +498,17 @@ def test_an_aligned_header_keeps_columns_two_spaces_apart_apart() -> None:
     lines.append(f"{60:5d} {'nan':>10} {1024.0:9.1f} {0:5d} {0:13d}")
     top = engine_verdict(lines)[0]
     assert (top.failure, top.step) == ("nonfinite_loss", 60)
+
+
+def test_a_smoothed_loss_is_the_loss_only_where_no_raw_one_is_printed() -> None:
+    assert extract("step 20 | ema_loss 15.4366 | lr 2.0e-03")["loss"] == 15.4366
+    assert extract("step=20 loss=2.31 running_loss=2.65")["loss"] == 2.31
+    # a table whose only loss column is its EMA (corpus holdout25 g25d-008): the lr raised a
+    # thousandfold at step 150, the EMA climbs from 3.8 to 108
+    lines = ["  step |   ema_loss |        lr | samples/s | elapsed",
+             "--------------------------------------------------------"]
+    emas = [16.08, 15.44, 14.97, 14.17, 13.17, 11.9, 10.1, 8.2, 6.5, 5.3, 4.5, 4.1, 3.9, 3.8, 3.78,
+            60.2, 92.4, 108.1, 104.9, 101.3]
+    lines += [f"{10 * (i + 1):6d} | {v:10.4f} | {2e-3 if i < 15 else 2.0:9.2e} |    4047.6 |    0.2s" for i, v in enumerate(emas)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.step) == ("loss_spike", 160)
