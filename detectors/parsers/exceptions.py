@@ -20,6 +20,8 @@ __all__ = [
     "BLOCK_LINES",
     "BLOCK_RULE",
     "EXCEPTION_RULE",
+    "FH_FRAME_RULE",
+    "FH_HEADER_RULE",
     "FRAME_RULE",
     "INTERRUPT_RULE",
     "NAN_ASSERT_RULE",
@@ -313,6 +315,57 @@ def _interrupted(m: re.Match[str], seg: Segment) -> bool:
 
 
 INTERRUPT_RULE = Rule("exception.interrupt", r"KeyboardInterrupt", _interrupted)
+
+# Python's faulthandler (faulthandler.register(SIGTERM) / dump_traceback_later / a fatal signal):
+# "Current thread 0x... (most recent call first):" then '  File "/x/train.py", line 22 in <module>'
+# (no comma before "in", innermost first), one block per thread (CPython Python/traceback.c)
+_FH_HEADER = re.compile(r"(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):|"
+                        r"(?P<stack>Stack) \(most recent call first\):")
+_FH_FRAME = re.compile(r'\s*File "(?P<file>[^"\n]{1,400})", line (?P<line>\d{1,7}) in (?P<fn>[^\s(]{1,120})\s*')
+# library and interpreter code: a frame here is not yet where the program itself was
+_LIBRARY_FILE = re.compile(r"(?:site|dist)-packages/|/lib/python\d+(?:\.\d+)?/|^<frozen |^<string>")
+
+
+def _fh_header(m: re.Match[str], seg: Segment) -> bool:
+    """A faulthandler thread block begins: the thread that received the signal (``Current thread``,
+    or a ``Stack`` dump of one thread) is read as a stack sample; the others are not."""
+    hm = _FH_HEADER.fullmatch(seg.body.strip())
+    if hm is None:
+        return False
+    if seg.file.fh_blocks is None:
+        seg.file.fh_blocks = {}
+    key = (seg.rank, seg.local_rank)
+    if hm.group("current") == "Thread":
+        seg.file.fh_blocks.pop(key, None)
+    else:
+        seg.file.fh_blocks[key] = []
+    if len(seg.file.fh_blocks) > 4096:
+        seg.file.fh_blocks.clear()
+    return True
+
+
+def _fh_frame(m: re.Match[str], seg: Segment) -> bool:
+    """A frame of the signalled thread's faulthandler block: at its first frame in the program's own
+    code, the frames read so far (innermost first) are where the process was when the signal came:
+    said like an interrupted traceback (a stack sample, detectors.stacks)."""
+    blocks = seg.file.fh_blocks
+    key = (seg.rank, seg.local_rank)
+    fm = _FH_FRAME.fullmatch(seg.body)
+    if fm is None or not blocks or blocks.get(key) is None:
+        return False
+    mine = blocks[key]
+    assert mine is not None
+    mine.append((fm.group("fn"), fm.group("file"), int(fm.group("line"))))
+    if _LIBRARY_FILE.search(fm.group("file")) and len(mine) < FRAME_KEEP:
+        return True
+    blocks[key] = None  # the rest of the block is outer frames: the sample is taken
+    seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": "faulthandler", "reporter": "self", "interrupted": True,
+                                       "frames": encode_frames(mine), "stack_dump": True})
+    return True
+
+
+FH_HEADER_RULE = Rule("exception.fh_header", r"(?:[Tt]hread 0x[0-9a-fA-F]+|Stack) \(most recent call first\):", _fh_header)
+FH_FRAME_RULE = Rule("exception.fh_frame", r'File "[^"\n]{1,400}", line \d{1,7} in ', _fh_frame)
 
 FRAME_KEEP = 8  # innermost frames kept per traceback being printed
 _FRAME = re.compile(r'\s*File "(?P<file>[^"\n]{1,400})", line (?P<line>\d{1,7}), in (?P<fn>[^\s(]{1,120})')

