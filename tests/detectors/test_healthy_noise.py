@@ -138,3 +138,16 @@ def test_a_network_error_of_the_programs_own_that_it_retried_is_a_note() -> None
     # with nothing of rank 2 after it, the process may have died of it
     assert ("rank_exception", "critical") in _alerts(steps + up)
 
+
+
+def test_nccls_service_thread_closing_at_a_clean_exit_is_no_failure() -> None:
+    # ALCF Polaris DDP benchmark (corpus holdout25 h25b-009): the run prints its total time, then
+    # every process's NCCL service thread sees its local peers go and the communicators abort
+    lines = [f"Epoch 0, round {i}: {3400 + i:.1f} images/s" for i in range(10)] + ["Total time: 41.24"]
+    for node, base in (("x3207c0s25b0n0", 3784612), ("x3207c0s25b1n0", 3802101)):
+        for lr in range(4):
+            rank = lr + (4 if node.endswith("b1n0") else 0)
+            lines += [f"{node}:{base + lr}:{base + 100 + lr} [{lr}] NCCL INFO [Service thread] Connection closed by localRank {lr}",
+                      f"{node}:{base + lr}:{base + 2500 + lr} [0] NCCL INFO comm 0x56533cb89f50 rank {rank} nranks 8 "
+                      f"cudaDev {lr} busId 7000 - Abort COMPLETE"]
+    assert [i for i in engine_verdict(lines) if i.severity in ("critical", "warning")] == []
