@@ -302,14 +302,23 @@ class _Correlator:
         a transport it fell back from): a note, not the job's failure."""
         if self.st.exits or self.st.teardowns:
             return
-        warns = [f for f in base if f.failure in _COMM_FAILURES and f.role is Role.CAUSE and not f.data.get("frames")
-                 and f.evidence and _LIBRARY_WARN.search(f.evidence[0].text)]
+        warns = [f for f in base if f.role is Role.CAUSE and not f.data.get("frames") and f.evidence and (
+            (f.failure in _COMM_FAILURES and _LIBRARY_WARN.search(f.evidence[0].text))
+            or (f.failure == "cuda_oom" and _TF_PROBE.search(f.evidence[0].text)))]
         if not warns or any(f.role is Role.CAUSE and f not in warns and f.failure not in _COMM_FAILURES for f in base):
             return
         orders = sorted(p.order for rs in self.st.ranks.values() for p in rs.samples)
-        last_warn = max(f.order for f in warns)
+        last = max(warns, key=lambda f: f.order)
+        last_warn = last.order
         ended = self.st.trained_at is not None and self.st.trained_at > last_warn  # the framework said it finished
-        if len(orders) - bisect_right(orders, last_warn) < SURVIVED_WARN_SAMPLES and not ended:
+        after = len(orders) - bisect_right(orders, last_warn)
+        # (the same line, word for word but its numbers, that the job already trained ten lines past,
+        # then a few metric lines again: a restarted run meeting it again, survived again)
+        said = _DIGITS.sub("N", last.evidence[0].text)
+        again = after >= HANDLED_SAMPLES and any(
+            f is not last and _DIGITS.sub("N", f.evidence[0].text) == said
+            and len(orders) - bisect_right(orders, f.order) - after >= SURVIVED_WARN_SAMPLES for f in warns)
+        if after < SURVIVED_WARN_SAMPLES and not ended and not again:
             return
         for f in warns:
             f.role = Role.BENIGN
@@ -2300,6 +2309,10 @@ def _warn_text(f: Finding) -> str | None:
 
 # a communication library's own log line (not an exception): NCCL's WARN, UCX's ERROR/WARN
 _LIBRARY_WARN = re.compile(r"NCCL WARN|\bUCX +(?:ERROR|WARN)\b")
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+# TensorFlow's CUDA driver wrapper logging a device allocation it could not make: its allocator
+# probes (a first reservation, then smaller ones) and goes on when a smaller one fits
+_TF_PROBE = re.compile(r"failed to allocate [^\n]{0,80} from device: CUDA_ERROR_OUT_OF_MEMORY")
 
 
 def _first_warn_shared(causes: list[Finding], failure: str) -> bool:

@@ -151,3 +151,17 @@ def test_nccls_service_thread_closing_at_a_clean_exit_is_no_failure() -> None:
                       f"{node}:{base + lr}:{base + 2500 + lr} [0] NCCL INFO comm 0x56533cb89f50 rank {rank} nranks 8 "
                       f"cudaDev {lr} busId 7000 - Abort COMPLETE"]
     assert [i for i in engine_verdict(lines) if i.severity in ("critical", "warning")] == []
+
+
+def test_tensorflows_allocator_probe_the_run_trained_past_is_a_note() -> None:
+    # TF's CUDA driver wrapper logs the first reservation it could not make, then goes on with a
+    # smaller one (corpus holdout25 h25b-021: CosmoFlow under Horovod on Summit, two runs pasted)
+    probe = ("2020-01-01 23:{m}:43.465983: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate "
+             "14.57G (15648413952 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+    epochs = [f"64/64 - 30s - loss: {1.29 - 0.05 * i:.4f} - mean_absolute_error: 0.9014" for i in range(12)]
+    run = [probe.format(m=15), *epochs, "2020-01-01 23:16:42,182 INFO All done!"]
+    assert [i for i in engine_verdict(run) if i.severity in ("critical", "warning")] == []
+    again = [*run, probe.format(m=17), *epochs[:5], "2020-01-01 23:18:28,599 INFO All done!"]
+    assert [i for i in engine_verdict(again) if i.severity in ("critical", "warning")] == []
+    # the probe and then two lines only: nothing says the run went on from it
+    assert engine_verdict([probe.format(m=15), *epochs[:2]])[0].failure == "cuda_oom"
