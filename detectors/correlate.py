@@ -1995,16 +1995,19 @@ class _Correlator:
                  and f.data.get("pattern") == head.data.get("pattern") and f.data.get("metric") == head.data.get("metric")
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
             rank = None  # the same report of the same metric on several ranks at one step (a synced metric)
-        same_alloc = [f for f in causes if f.failure == failure and f.rank is not None and f.step == head.step
+        # (a step known on one rank's line and not on another's is no different step)
+        same_alloc = [f for f in causes if f.failure == failure and f.rank is not None
+                      and (f.step == head.step or f.step is None or head.step is None)
                       and f.data.get("size") == head.data.get("size")]
-        if (rank is not None and head.data.get("size") and head.step is not None and len({f.rank for f in same_alloc}) > 1
+        if (rank is not None and head.data.get("size") and len({f.rank for f in same_alloc}) > 1
                 and len({f.data.get("gpu") for f in same_alloc}) > 1):
             # the same allocation failing at one step on several ranks' GPUs: a symmetric step's, no
             # rank started it; the launcher's first failed worker among them is named, if it says one
             # (torchrun's "failed ... local_rank: 1", prterun's first non-zero exit)
             alike = {f.rank for f in same_alloc}
-            said = [e for e in sorted(self.st.exits, key=lambda e: int(e.data.get("order", 0) or 0))
+            said = [e for e in sorted(self.st.exits, key=lambda e: (not e.data.get("root_cause"), int(e.data.get("order", 0) or 0)))
                     if e.rank in alike and e.data.get("exitcode", 0) > 0]
+            # (torchrun's summary lists the other failures before its root cause: the root cause first)
             rank = said[0].rank if said else None
         if rank is not None and failure in _COMM_FAILURES and _first_warn_shared(causes, failure):
             rank = None  # the first failing call, made by several processes alike: their node's, not a rank's

@@ -52,3 +52,31 @@ def test_the_same_allocation_failing_at_one_step_on_every_gpu_names_no_rank() ->
     assert (top.failure, top.rank) == ("cuda_oom", None)
     top = engine_verdict([*steps, *_ds_oom(1, "76.00 MiB"), *_ds_oom(0, "2.00 GiB")])[0]
     assert (top.failure, top.rank) == ("cuda_oom", 1)
+
+
+def _torchrun_summary(root: int, others: list[tuple[int, int]]) -> list[str]:
+    # torchrun's ChildFailedError summary: the other failures first, the root cause last
+    lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 40, "sft.py FAILED",
+             "-" * 40, "Failures:"]
+    for i, (r, code) in enumerate(others, 1):
+        lines += [f"[{i}]:", "  time      : 2026-04-20_11:41:13", "  host      : node1", f"  rank      : {r} (local_rank: {r})",
+                  f"  exitcode  : {code} (pid: {170970 + r})",
+                  "  error_file: <N/A>" if code > 0 else f"  error_file: <N/A>\n  traceback : Signal {-code} (SIGTERM) received by PID {170970 + r}"]
+    lines += ["-" * 40, "Root Cause (first observed failure):", "[0]:", "  time      : 2026-04-20_11:41:12",
+              "  host      : node1", f"  rank      : {root} (local_rank: {root})", f"  exitcode  : 1 (pid: {170970 + root})",
+              "  error_file: <N/A>", "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+              "=" * 40]
+    return lines
+
+
+def test_the_same_allocation_on_several_gpus_takes_torchruns_root_cause_even_listed_last() -> None:
+    # ms-swift loading weights on 8 GPUs (corpus holdout25 h25b-020): ranks 3 and 4 fail the same
+    # 20 MiB allocation, only rank 4's line carries a progress count; torchrun's summary lists rank
+    # 4 among the failures and rank 3 as its root cause
+    lines = [*_ds_oom(3, "20.00 MiB"),
+             "Loading weights:  89%|########9 | 901/1013 [00:13<00:00, 430.77it/s]Loading weights: 100%|##########| "
+             "1013/1013 [00:13<00:00, 72.23it/s]",
+             *_ds_oom(4, "20.00 MiB")]
+    lines += _torchrun_summary(3, [(0, -15), (4, 1), (5, -15)])
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("cuda_oom", 3)
