@@ -1985,6 +1985,10 @@ class _Correlator:
             pairs = [set(f.data["pair"].split(",")) for f in causes if f.failure == failure and f.data.get("pair")]
             common = set.intersection(*pairs) if len(pairs) > 1 else set()
             rank = int(common.pop()) if len(common) == 1 and len({frozenset(p) for p in pairs}) > 1 else None
+        if rank is None and failure == "amp_bf16_vs_fp16" and head.role is Role.CAUSE:
+            # every rank stopped on the same fp16 overflow: the one rank whose own gradients
+            # overflowed (its notes before the all-reduce) is where it came from
+            rank = self._local_overflow_rank(None)[0]
         if rank is not None and head.data.get("message") and len(
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and f.data.get("exc_type") == head.data.get("exc_type") and f.data.get("message") == head.data.get("message")
