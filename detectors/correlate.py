@@ -1052,7 +1052,13 @@ class _Correlator:
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
             by_code = self.exit_failures.get(code)
-            if by_code is not None:
+            if by_code is not None and not d.get("trusted", True) and any(
+                    f.role is Role.CAUSE and f.data.get("frames") for fs in own.values() for f in fs):
+                # an untrusted launcher line (DeepSpeed's "exits with return code = -11" names the last
+                # process it spawned) beside a failure the lines show with its own traceback: a process
+                # that died after it, not another cause
+                out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
+            elif by_code is not None:
                 # another worker under 'Failures:' beside the one the summary calls the first
                 # observed: the same death a moment later (two SIGBUS in one second) ranks behind it
                 later = other and claimed and rank is not None
@@ -1066,7 +1072,7 @@ class _Correlator:
                 # one crashed first, torchrun would have torn the others down within seconds, long
                 # before any timeout. Its exit is the timeout's consequence (the exception it raises)
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
-            elif code > 0 and rank is not None and comm_ranked and not own.get(rank) and not other:
+            elif code > 0 and rank is not None and comm_ranked and not own.get(rank) and not other and d.get("trusted", True):
                 for f in comm_ranked:
                     f.data.setdefault("reported_by", f.rank)
                     f.rank = None
@@ -1976,8 +1982,9 @@ class _Correlator:
         failure = head.failure
         rank = head.rank if head.role is Role.CAUSE else None
         if rank is not None and self.cat[failure].several_ranks == "none" and len(
-                {f.rank for f in causes if f.failure == failure and f.rank is not None
+                {f.rank for f in causes if f.failure == failure and f.rank is not None and not f.data.get("observed")
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
+            # (a rank reporting what it saw of another, "remote process exited", is no member hitting it)
             rank = None  # every member hit it (at the same step): no rank started it
         if head.data.get("pair") and head.role is Role.CAUSE:
             # reports that two ranks at the same point run different collectives: the rank every

@@ -125,3 +125,19 @@ def test_open_mpis_fatal_error_handler_is_a_communication_failure() -> None:
     top = engine_verdict(["0: [cgpu17:53890] step 1 loss 2.31",
                           *_mpi_fatal("Bcast", "on communicator MPI_COMM_WORLD", "0: [cgpu17:53890] ")])[0]
     assert (top.failure, top.rank) == ("nccl_error", 0)
+
+
+def test_deepspeeds_last_spawned_exit_code_does_not_outrank_a_traceback_the_lines_show() -> None:
+    # a Megatron-DeepSpeed two-node run (corpus holdout25 h25b-004): rank 0's own traceback ends in
+    # NCCL's unhandled CUDA error while it set up a group; the DeepSpeed launcher then prints the
+    # return code of the last process it spawned, a segfault (-11), whichever process that was
+    lines = ["localhost: [rank0]: Traceback (most recent call last):",
+             'localhost: [rank0]:   File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2134, '
+             "in _new_process_group_helper",
+             "localhost: [rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+             "NCCLUtils.cpp:230, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.5",
+             "localhost: [rank0]: ncclUnhandledCudaError: Call to CUDA function failed.",
+             "localhost: [2025-03-28 00:24:50,117] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3', '-u', "
+             "'pretrain_gpt.py', '--local_rank=3'] exits with return code = -11"]
+    top = engine_verdict(lines)[0]
+    assert top.failure == "nccl_error"
