@@ -66,6 +66,9 @@ _TOKEN_SPLIT = _TOKEN.split
 # (the seconds' fraction, when it follows a ",", is a token of its own: free digits of a fixed width)
 _TS_FULL = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:,(\d+))?")
 _TS_HMS = re.compile(r"[IWEFVC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:,(\d+))?")
+# markers the metric parsers set to 1.0 on a sample (fields._close, metrics): constants of the
+# line's kind, never read from a token (a "rank": 1 beside them is not their value)
+_FLAG_KEYS = frozenset({"own_grad", "reduced", "unkeyed", "eval_from_ppl"})
 _POST_KEYS = ("progress", "attempt")  # added by _parse_segment from the file's state, not by a rule
 _KINDS = (EventKind.SAMPLE, EventKind.CONTEXT)
 
@@ -413,6 +416,9 @@ def derive(text: str, toks: list[str], state: FileState, events: list[Event]) ->
                 continue  # the file's state, re-applied per line
             if k == "implausible_rank":
                 return None
+            if k in _FLAG_KEYS and v == 1.0:
+                data.append((k, "c", v))  # a marker the parser sets, never a token's value
+                continue
             if isinstance(v, float):
                 if not math.isfinite(v):
                     return None
