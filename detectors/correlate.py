@@ -559,6 +559,10 @@ class _Correlator:
                 # however the overflows were told (a skip counter, a scale column), the one rank that
                 # noted inf/NaN in its own gradients is whose batch overflowed
                 rank, rank_from, note = self._local_overflow_rank(None)
+                if rank is None and (longest := _longest_run_start(
+                        [m for m in _dedupe_moves(self.st.scale_moves) if not m.hysteresis])) is not None:
+                    # several ranks' notes at the start, one rank's through the longest descent
+                    rank, rank_from, note = self._local_overflow_rank(longest.order)
                 if rank is not None and note is not None:
                     f.rank, f.data["rank_from"] = rank, rank_from
                     f.evidence = [*f.evidence, note]
@@ -632,6 +636,9 @@ class _Correlator:
             source, source_from = self._overflowing_rank(begun.step if begun is not None else None)
             if source is None:
                 source, source_from, note = self._local_overflow_rank(begun.order if begun is not None else None)
+                if source is None and run_start is not None:
+                    # early overflows noted by several ranks; the final run down to the floor by one
+                    source, source_from, note = self._local_overflow_rank(run_start.order)
                 if note is not None:
                     evidence = [*evidence, note]
             extra: dict[str, Any] = {"rank_from": source_from} if source is not None else {}

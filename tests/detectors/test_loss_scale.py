@@ -635,3 +635,24 @@ def test_a_runs_closing_tally_of_skipped_steps_overrides_a_scale_column_read_as_
     found = {i.failure: i.severity for i in engine_verdict(lines)}
     assert found.get("fp16_overflow_skips") == "warning"
     assert "loss_scale_warmup" not in found
+
+
+def test_a_log2_scalers_collapse_names_the_rank_whose_own_notes_run_through_its_final_descent() -> None:
+    # glog lines of a loop that keeps log2 of its scale (corpus holdout25 g25d-016): early
+    # overflows noted by ranks 0-2, then only rank 2's local grads overflow, down to 2^-36
+    glog = "W1207 05:00:4{d}.939280 1398946767 train.py:24] rank {r}: fp16 overflow in local grads at step {s} (log2_scale={lg})"
+    skip = "I1207 05:00:4{d}.994774 1396893261 train.py:29] step {s}: overflow on {n} rank(s), skipping step, log2_scale -> {lg}"
+    lines = [glog.format(d=2, r=r, s=1, lg=16) for r in (2, 1)] + [skip.format(d=2, s=1, n=2, lg=15)]
+    lines += [glog.format(d=2, r=0, s=2, lg=15), skip.format(d=2, s=2, n=1, lg=14)]
+    metric = "I1207 05:00:4{d}.1 1396893261 train.py:36] step {s} loss 0.{v} log2_scale {lg}"
+    lines += [metric.format(d=3, s=20, v=29, lg=14), metric.format(d=3, s=40, v=24, lg=17)]
+    for r, s in ((0, 57), (1, 67)):  # the scale had grown back to 2^17: two single overflows
+        lines += [glog.format(d=4, r=r, s=s, lg=17), skip.format(d=4, s=s, n=1, lg=16)]
+    lg = 16
+    for s in range(83, 240, 3):
+        lines += [glog.format(d=5, r=2, s=s, lg=lg), skip.format(d=5, s=s, n=1, lg=lg - 1)]
+        if s % 30 == 23:
+            lines.append(metric.format(d=6, s=s + 1, v=20, lg=lg - 1))
+        lg -= 1
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("loss_scale_collapse", 2)
