@@ -24,3 +24,16 @@ from tests.helpers import engine_verdict
 ])
 def test_heap_corruption_wordings(lines: list[str]) -> None:
     assert [i.failure for i in engine_verdict(lines)][:1] == ["native_abort"]
+
+
+def test_an_untagged_heap_corruption_abort_is_the_worker_torchrun_saw_end_of_sigabrt() -> None:
+    # DiffSynth on ZeRO-3 (corpus holdout25 h25c-007): glibc's report names no process; torchrun saw
+    # local rank 0 end of SIGABRT and stopped rank 1, whose NCCL service thread lost local rank 0
+    lines = ["free(): corrupted unsorted chunks",
+             "develop-lmf1sgk5:293010:295025 [1] NCCL INFO [Service thread] Connection closed by localRank 0",
+             "W0410 08:46:30.320000 292734 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 293010 "
+             "closing signal SIGTERM",
+             "E0410 08:46:30.329000 292734 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) "
+             "local_rank: 0 (pid: 293009) of binary: /usr/bin/python"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("native_abort", 0)
