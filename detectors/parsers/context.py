@@ -42,7 +42,7 @@ _SCALING = re.compile(r"(?:loss_scaling|grad_scaler|use_grad_scaler|dynamic_loss
 _WORLD = re.compile(
     # (Coqui's Trainer prints "| > Num. of GPUs: 4" and runs DDP on all of them; TensorFlow's
     # distribution-strategy examples print "Number of devices: 2", the replicas in sync)
-    r"(?:\bworld_size|\bWORLD_SIZE|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:|GPU number:"
+    r"(?:\bworld_size|\bWORLD_SIZE|\b[Ww]orld[ -]size|dist_world_size|\bnranks|Num processes|Starting with|MEMBER: \d+/|using world size:|GPU number:"
     r"|Num\. of GPUs|^Number of devices"
     r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)['\"]?\s*+[=:]?\s*+(?P<v>\d+)"
 )
@@ -198,7 +198,7 @@ RULES = [
                                 r"[^\n]*[^ ] {2,}[A-Za-z0-9_.-]+\.py:[0-9]+ *\r?$", _rich_record, on_raw=True),
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.nccl_tests_row",

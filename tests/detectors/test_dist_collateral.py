@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from detectors.diagnosis import build_report
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 
 def report(text: str) -> dict:
@@ -85,3 +85,15 @@ def test_srun_tasks_are_nodes_when_srun_started_torchrun() -> None:
     # ... while without an agent the same line names rank 1
     top = report("srun: error: gpu-node-2: task 1: Killed\n")["incidents"][0]
     assert (top["failure"], top["initiator"]["rank"]) == ("rank_killed", 1)
+
+
+def test_a_world_size_said_in_words_makes_the_silent_peer_of_two_the_one_that_died() -> None:
+    # rank 0's own --log-dir file only (corpus holdout25 g25e-011): "world size 2" in its first line,
+    # then its lost connection; rank 1 never appears
+    lines = ["Rank 0: starting, world size 2", *[f"Rank 0: step {s} loss 0.{80 - s}" for s in range(0, 35, 5)],
+             "[rank0]: Traceback (most recent call last):",
+             "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error "
+             "[127.0.0.1]:42895: Connection reset by peer. This is typically caused by a remote worker hanging or bugs "
+             "in the application."]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_killed", 1)
