@@ -2182,6 +2182,13 @@ class _Correlator:
         elif failure == "rank_killed":
             lines.append(f"{who} was killed with SIGKILL (exit -9) without a Python traceback: usually the host OOM killer "
                          "or the scheduler (check `dmesg` / `journalctl -k` on that node).")
+        elif d.get("rank_from") == "odd_one_out" and rank is not None:
+            how = ("printed the same line as its peers with other numbers" if d.get("odd_why") == "differs"
+                   else "alone printed a warning")
+            lines.append(f"A collective's sizes disagreed across ranks{at}: {text[:300]}")
+            lines.append(f"The rank that reports this received the other size; rank {rank} is the one whose call "
+                         f"differs (inferred: just before, it {how}: {str(d.get('odd_line'))[:200]}). Check what it "
+                         "does differently (its data shard, vocabulary or model config, a code path only it takes).")
         else:
             lines.append(f"{who} reported {self.cat[failure].title.lower()}{at}: {text[:300]}")
         if d.get("setup") and failure == "nccl_error":

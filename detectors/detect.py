@@ -620,7 +620,9 @@ class JobState:
         if ev.local_rank is not None:
             data["local_rank"] = ev.local_rank
         if rank is not None:
-            data["rank_from"] = "message" if "rank" in ev.data else ev.rank_from
+            data["rank_from"] = ev.data.get("rank_how", "message") if "rank" in ev.data else ev.rank_from
+            if data["rank_from"] == "odd_one_out":
+                data["inferred"] = True
         if speaker is not None and speaker != rank:
             data["speaker"] = speaker  # it names another rank (the one behind): the speaker's exit is explained too
         finding = Finding(

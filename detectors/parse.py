@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
+from detectors.oddrank import LOOKBACK_BYTES, odd_rank
 from detectors.parsers import (
     context,
     exceptions,
@@ -158,6 +159,7 @@ class LogParser:
         context_only = self._context_only
         seen = getattr(state, "context_seen", None)  # a FileState pickled by an older version lacks it
         shape_ids = self._shape_ids
+        state.look_buf = buf
         for start, end, ids in self.scanner.scan(buf):
             if ctx := context_only.issuperset(ids):
                 if seen is None:
@@ -172,6 +174,7 @@ class LogParser:
                     seen.add(key)
             lineno += count(b"\n", pos, start)
             pos = start
+            state.look_at = start
             text = buf[start:end].decode("utf-8", "replace")
             if not ctx and shape_ids.issuperset(ids) and not (("ank" in text or "default" in text) and _GLUED_RANK.search(text)):
                 book = getattr(state, "shapes", None)  # a FileState pickled by an older version lacks it
@@ -182,6 +185,9 @@ class LogParser:
                 self.parse_line(text, lineno, state, ids, out)
         if count_all:
             lineno += count(b"\n", pos)
+        state.look_buf = None
+        tail = getattr(state, "tail", b"")  # a FileState pickled by an older version lacks it
+        state.tail = buf[-LOOKBACK_BYTES:] if len(buf) >= LOOKBACK_BYTES else (tail + buf)[-LOOKBACK_BYTES:]
         return out, lineno - first_lineno
 
     def parse_line(
@@ -365,6 +371,8 @@ class LogParser:
                     data["scale_growth"] = True
                 if fr.fp.skip_window:
                     data["skip_window"] = True
+                if fr.fp.odd_rank and "rank" not in data:
+                    _odd_one_out(state, data)
                 if fr.fp.ends_rank_with:
                     # (event data is scalars: "-6" or "-6,-9")
                     data["ends_rank_with"] = ",".join(str(c) for c in fr.fp.ends_rank_with)
@@ -442,6 +450,22 @@ _GLUED_RANK = re.compile(r"(?:(?<=\d)|(?<=nan)|(?<=inf))(?=(?:rank|Rank|RANK)[=:
 _NONE_BEFORE = re.compile(r"(?:^|[\s(:=,;|/-])(?P<w>0|[Nn]o|NO|[Zz]ero)\s+$")
 _INDEXED_BY = frozenset({"rank", "gpu", "device", "cuda", "node", "worker", "process", "proc", "step", "iter",
                          "iteration", "epoch", "batch", "task", "host", "local_rank", "dev", "id", "#", "card"})
+
+
+def _odd_one_out(state: FileState, data: dict[str, str]) -> None:
+    """A collective mismatch: the rank whose own lines just above stood apart from its peers'
+    (detectors.oddrank) is named, as the message's rank, marked as inferred."""
+    buf = getattr(state, "look_buf", None)
+    before = getattr(state, "tail", b"") + (buf[: getattr(state, "look_at", 0)] if buf is not None else b"")
+    lines = before[-LOOKBACK_BYTES:].decode("utf-8", "replace").splitlines()
+    if len(before) > LOOKBACK_BYTES:
+        lines = lines[1:]  # (a line cut by the window's start)
+    got = odd_rank(lines, state.year)
+    if got is not None:
+        data["rank"] = str(got.rank)
+        data["rank_how"] = "odd_one_out"
+        data["odd_line"] = got.line[:MAX_EVIDENCE_CHARS]
+        data["odd_why"] = got.why
 
 
 def _counted_none(body: str, start: int) -> bool:

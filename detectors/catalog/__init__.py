@@ -120,6 +120,11 @@ class Fingerprint:
     # ``window``: "skipped 17 of the last 50 steps", "68/300 optimizer steps skipped"): a rate, not
     # one overflow; the overflow-skips rule judges the windows after the first
     skip_window: bool = False
+    # a collective mismatch the receiving rank reports (gloo's "Received data size doesn't match"):
+    # the rank whose call differs may be another; when one rank's own lines just above stand
+    # apart from its peers' (the same line with other numbers, a warning no peer printed), that
+    # rank is named, marked as inferred (detectors.oddrank)
+    odd_rank: bool = False
 
     def __post_init__(self) -> None:
         if problem := _pattern_problem(self.pattern):

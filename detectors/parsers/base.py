@@ -112,6 +112,12 @@ class FileState:
     # a traceback's quoted source line that checks for NaN (``assert (x == x).all()``, ``assert not
     # torch.isnan(loss)``): (its line, its (rank, local rank) tags); a bare AssertionError right below is that check failing
     nan_assert: tuple[int, tuple[int | None, int | None]] | None = None
+    # the file's last bytes before the chunk being parsed (detectors.oddrank.LOOKBACK_BYTES), and
+    # while a chunk is parsed, the chunk and where the candidate line being parsed starts in it:
+    # a collective mismatch reads the lines printed just before it (detectors.oddrank)
+    tail: bytes = b""
+    look_buf: bytes | None = None
+    look_at: int = 0
 
 
 @dataclass(slots=True)
