@@ -1999,6 +1999,15 @@ class _Correlator:
             pairs = [set(f.data["pair"].split(",")) for f in causes if f.failure == failure and f.data.get("pair")]
             common = set.intersection(*pairs) if len(pairs) > 1 else set()
             rank = int(common.pop()) if len(common) == 1 and len({frozenset(p) for p in pairs}) > 1 else None
+        odd_pair = str(head.data.get("odd_pair") or "")
+        odd_data: dict[str, Any] = {}
+        if rank is not None and head.role is Role.CAUSE and odd_pair and (self.world_size() or 2) == 2:
+            # a two-rank job whose two ranks logged other sizes just before a size-mismatch abort:
+            # the rank that aborted received the other's size, so the other one's call differs
+            a, b = (int(x) for x in odd_pair.split(","))
+            if rank in (a, b):
+                rank = b if rank == a else a
+                odd_data = {"rank_from": "odd_one_out", "inferred": True}
         if rank is None and failure == "amp_bf16_vs_fp16" and head.role is Role.CAUSE:
             # every rank stopped on the same fp16 overflow: the one rank whose own gradients
             # overflowed (its notes before the all-reduce) is where it came from
@@ -2061,12 +2070,14 @@ class _Correlator:
         if kind == "fatal" and rank is not None:
             have = {c["rank"] for c in collateral}
             collateral += [c for c in self.teardown_collateral(rank) if c["rank"] not in have]
-        narrative = self.narrate(head, failure, rank, collateral)
+        # (a copy: reading the verdict never changes the state)
+        narrative = self.narrate(dataclasses.replace(head, data={**head.data, **odd_data}) if odd_data else head,
+                                 failure, rank, collateral)
         # one incident per (kind, failure, rank) per job: the id must not depend on which
         # file was read first, so live and offline (and restarts) agree on it
         key = f"{self.st.job}|{kind}|{failure}|{'job' if rank is None else rank}"
         iid = f"{failure}-{hashlib.sha1(key.encode()).hexdigest()[:10]}"
-        data = {k: v for k, v in head.data.items() if k not in _INTERNAL_DATA}
+        data = {k: v for k, v in {**head.data, **odd_data}.items() if k not in _INTERNAL_DATA}
         data["priority"] = head.priority if head.role is Role.CAUSE else 0
         return Incident(iid, failure, severity, entry.title, entry.hardware, rank, head.step, head.time, ev,
                         collateral, narrative, data)
@@ -2183,8 +2194,9 @@ class _Correlator:
             lines.append(f"{who} was killed with SIGKILL (exit -9) without a Python traceback: usually the host OOM killer "
                          "or the scheduler (check `dmesg` / `journalctl -k` on that node).")
         elif d.get("rank_from") == "odd_one_out" and rank is not None:
-            how = ("printed the same line as its peers with other numbers" if d.get("odd_why") == "differs"
-                   else "alone printed a warning")
+            how = {"differs": "printed the same line as its peers with other numbers",
+                   "pair": "printed the same line as the rank that aborted with other sizes"}.get(
+                       str(d.get("odd_why")), "alone printed a warning")
             lines.append(f"A collective's sizes disagreed across ranks{at}: {text[:300]}")
             lines.append(f"The rank that reports this received the other size; rank {rank} is the one whose call "
                          f"differs (inferred: just before, it {how}: {str(d.get('odd_line'))[:200]}). Check what it "

@@ -34,14 +34,21 @@ _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 # their own ports and addresses
 _NOT_OWN = re.compile(r"Traceback|File \"|Error|error|Exception|\^\^\^")
 _WARN = re.compile(r"\b(?:WARN(?:ING)?|ERROR)\b|\blevel[=:]\s*['\"]?(?:warn(?:ing)?|error)\b", re.I)
-_TIMEISH = re.compile(r"\b(?:ts|time|timestamp|elapsed|pid|port|tid|secs?|ms)\b\s*[:=]", re.I)
+# a line's own clock as a field ("ts=1796617838.355", "time=07:05:51"): dropped, the rest compared
+_CLOCK_FIELD = re.compile(r"\b(?:ts|time|timestamp)\s*[:=]\s*\S+", re.I)
+# a value that differs on every process by nature: the line is not compared at all
+_TIMEISH = re.compile(r"\b(?:elapsed|pid|port|tid|secs?|ms|duration|took)\b\s*[:=]?\s*\d", re.I)
 
 
 @dataclass(frozen=True, slots=True)
 class OddRank:
-    rank: int
+    rank: int  # the rank that stands apart (with ``why`` "pair": the lower of the two)
     line: str  # the line that stands apart
-    why: str  # "differs" (its numbers differ from every peer's) or "warned" (it alone warned)
+    # "differs" (its numbers differ from every peer's), "warned" (it alone warned) or "pair" (a
+    # two-rank job whose two ranks printed the same line with other sizes: which of them is odd is
+    # for the caller to tell, from which one aborted; ``other`` is the second rank)
+    why: str
+    other: int | None = None
 
 
 def _own_lines(lines: Iterable[str], year: int) -> list[tuple[int, str, bool, str]]:
@@ -60,7 +67,7 @@ def _own_lines(lines: Iterable[str], year: int) -> list[tuple[int, str, bool, st
         if rank is None or _NOT_OWN.search(body):
             continue
         warned = (pre.level or "").upper().startswith(("WARN", "ERR")) or bool(_WARN.search(body[:60]))
-        got.append((rank, _CLOCK.sub("", _RANK_TOKEN.sub("", body)).strip(), warned, line.strip()))
+        got.append((rank, _CLOCK.sub("", _RANK_TOKEN.sub("", _CLOCK_FIELD.sub("", body))).strip(), warned, line.strip()))
     return got
 
 
@@ -106,4 +113,21 @@ def odd_rank(lines: Iterable[str], year: int = 1970) -> OddRank | None:
         r = next(iter(warned))
         line = next(text for rank, _, w, text in own if w and rank == r)
         return OddRank(r, line, "warned")
+    if len(seen) == 2:
+        return _pair(by_template, seen)
+    return None
+
+
+def _pair(by_template: dict[str, dict[int, tuple[tuple[str, ...], str]]], seen: set[int]) -> OddRank | None:
+    """Two ranks, the same line from each with other whole numbers (a vocabulary, an element
+    count, ``float64``/``float32``) and the same fractions (a loss of different data differs in
+    its fractions): their calls differ in size; which one is odd is for the caller to tell."""
+    lo, hi = sorted(seen)
+    for per_rank in by_template.values():
+        if len(per_rank) != 2:
+            continue
+        (a, line_a), (b, _) = per_rank[lo], per_rank[hi]
+        diff = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+        if diff and all("." not in x and "." not in y and "e" not in x.lower() and "e" not in y.lower() for x, y in diff):
+            return OddRank(lo, line_a, "pair", other=hi)
     return None

@@ -461,7 +461,13 @@ def _odd_one_out(state: FileState, data: dict[str, str]) -> None:
     if len(before) > LOOKBACK_BYTES:
         lines = lines[1:]  # (a line cut by the window's start)
     got = odd_rank(lines, state.year)
-    if got is not None:
+    if got is not None and got.other is not None:
+        # two ranks whose sizes differ: the one that did not abort is named (correlate), once
+        # the rank that aborted is known
+        data["odd_pair"] = f"{got.rank},{got.other}"
+        data["odd_line"] = got.line[:MAX_EVIDENCE_CHARS]
+        data["odd_why"] = got.why
+    elif got is not None:
         data["rank"] = str(got.rank)
         data["rank_how"] = "odd_one_out"
         data["odd_line"] = got.line[:MAX_EVIDENCE_CHARS]

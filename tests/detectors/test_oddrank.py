@@ -60,8 +60,10 @@ def test_a_warning_only_one_rank_printed() -> None:
 
 
 def test_two_ranks_cannot_outvote_each_other() -> None:
-    assert odd_rank(["[rank 1/2] start, params 676 metrics dtype torch.float64",
-                     "[rank 0/2] start, params 676 metrics dtype torch.float32"]) is None
+    # neither stands apart by itself: a pair, which the caller resolves by which one aborted
+    got = odd_rank(["[rank 1/2] start, params 676 metrics dtype torch.float64",
+                    "[rank 0/2] start, params 676 metrics dtype torch.float32"])
+    assert got is not None and got.why == "pair"
 
 
 def test_lines_that_differ_on_every_rank_or_on_several_name_no_one() -> None:
@@ -87,3 +89,25 @@ def test_the_lines_before_are_read_across_chunks() -> None:
     engine.feed("".join(f"{x}\n" for x in _ENFORCE).encode(), len(first) + 1, fs)
     top = engine.verdict()[0]
     assert (top.failure, top.rank) == ("nccl_error", 2)
+
+
+def test_in_a_two_rank_job_the_rank_that_did_not_abort_is_named() -> None:
+    # rank 0 aborted (it received rank 1's larger tensor); their own lines show the sizes differ
+    lines = ["time=07:05:51 rank=0 event=init vocab_size=500 world=2",
+             "time=07:05:52 rank=1 event=init vocab_size=502 world=2",
+             "rank=1 flat_grad_numel=8202", "rank=0 flat_grad_numel=8170",
+             *[x.replace("local_rank: 1", "local_rank: 0") for x in _ENFORCE]]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nccl_error", 1)
+    assert top.data["rank_from"] == "odd_one_out"
+
+
+def test_two_ranks_losses_of_different_data_are_no_size_difference() -> None:
+    assert odd_rank(["[rank0] step 5 loss 2.3125 tokens 4096", "[rank1] step 5 loss 2.2871 tokens 4096"]) is None
+    got = odd_rank(["[rank 1/2] start, params 676 metrics dtype torch.float64",
+                    "[rank 0/2] start, params 676 metrics dtype torch.float32"])
+    assert got is not None and (got.rank, got.other) == (0, 1)
+
+
+def test_pids_differ_on_every_process_and_are_not_compared() -> None:
+    assert odd_rank(["rank=0 init done: backend=gloo pid=29814", "rank=1 init done: backend=gloo pid=29815"]) is None
