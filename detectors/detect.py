@@ -933,6 +933,12 @@ class JobState:
                     st.baseline[metric] = base
         get = rec.data.get
         g = get("grad_norm")
+        skipped = get("skipped_iters")
+        if isinstance(skipped, float) and skipped > 0:
+            # the line's interval skipped steps on overflow (Megatron's "number of skipped
+            # iterations: 10"): its gradient norm may be an overflowed step's, still scaled; the
+            # loss-scale rules judge those overflows, the norm is no explosion by itself
+            g = None
         if st.explosion is None and isinstance(g, float) and isfinite(g) and g >= ABSURD_GRAD_NORM:
             st.explosion = rec  # no training has a gradient norm of a million: no baseline needed
             return
@@ -984,7 +990,7 @@ class JobState:
         for metric, ratio, big, attr in (("loss", UNKEYED_RATIO if unkeyed else 3.0, UNKEYED_RATIO if unkeyed else 5.0, "spike"),
                                          ("grad_norm", 10.0, 1000.0, "explosion")):
             base = st.baseline.get(metric)
-            v = get(metric)
+            v = get(metric) if metric == "loss" else g
             if base is None or v is None or not math.isfinite(v) or getattr(st, attr) is not None:
                 continue
             med, mad, n = base
