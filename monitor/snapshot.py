@@ -10,6 +10,9 @@ field added to or removed from a dataclass needs no change here:
 - ``{"$tuple": [...]}``, ``{"$set": [...]}``, ``{"$deque": [...], "maxlen": n}``,
   ``{"$dict": [[key, value], ...]}`` (keys of any type; ``{"$kv": {...}}`` when every key is a
   string), ``{"$counter": [[key, n], ...]}``;
+- bytes (a file's last bytes the parser keeps to look back at) as ``{"$bytes": text}``, the
+  bytes read as latin-1 (one character each, so any bytes come back as they were) and
+  redacted like every string;
 - ``{"$enum": "module:Class", "value": v}`` and ``{"$obj": "module:Class", "fields": {...}}``;
 - a metric sample (``detectors.model.SampleRec`` with its ``Source``), the bulk of a large job's
   state, compactly: ``{"$rec": [step, order, time, path, line, text, data]}``, loaded through
@@ -171,6 +174,8 @@ def _dump(v: Any, depth: int) -> Any:
         return {"$tuple": [_dump(x, d) for x in v]}
     if isinstance(v, set | frozenset):
         return {"$set": [_dump(x, d) for x in v]}
+    if isinstance(v, bytes):
+        return {"$bytes": _redacted(v.decode("latin-1"))}
     if isinstance(v, deque):
         return {"$deque": [_dump(x, d) for x in v], "maxlen": v.maxlen}
     if isinstance(v, Counter):
@@ -229,6 +234,11 @@ def _load(v: Any, where: str, depth: int) -> Any:
         raise SnapshotError(f"{where}: not a snapshot value")
     tag = next(iter(v))
     body = v[tag]
+    if tag == "$bytes" and len(v) == 1 and isinstance(body, str):
+        try:
+            return body.encode("latin-1")
+        except UnicodeEncodeError:
+            raise SnapshotError(f"{where}: bytes hold characters above U+00FF") from None
     if tag == "$float" and len(v) == 1 and body in _NONFINITE:
         return _NONFINITE[body]
     if tag in ("$tuple", "$set", "$deque") and isinstance(body, list):

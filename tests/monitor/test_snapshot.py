@@ -69,6 +69,19 @@ def test_attack_secrets_in_log_lines_never_reach_the_snapshot() -> None:
     assert secret not in text and "[REDACTED" in text
 
 
+def test_a_files_look_back_bytes_roundtrip_and_hold_no_secret() -> None:
+    """The parser keeps a file's last bytes (``FileState.tail``) to read the lines before a
+    collective mismatch; any bytes come back as they were, a secret among them redacted."""
+    raw = bytes(range(256)) + b"\nNCCL INFO cudaDriverVersion 12040\n\xe2\x96\x88 bar\n"
+    fs = FileState(path="rank_1.log", rank=1, tail=raw)
+    back = _roundtrip(fs)
+    assert isinstance(back, FileState) and back.tail == raw and back == fs
+    secret = "hf_" + "Zq9" * 12
+    fs.tail = f"export HF_TOKEN={secret}\n".encode()
+    text = json.dumps(snapshot.dump(fs))
+    assert secret not in text and "[REDACTED" in text
+
+
 @pytest.mark.parametrize("bad", [
     {"$obj": "os:system", "fields": {}},
     {"$obj": "subprocess:Popen", "fields": {"args": "touch /tmp/pwned"}},
@@ -80,6 +93,8 @@ def test_attack_secrets_in_log_lines_never_reach_the_snapshot() -> None:
     {"$obj": "detectors.detect:JobState", "fields": {"no_such_attribute": 1}},
     {"$dict": [[{"$dict": []}, 1]]},
     {"$float": "1e999x"},
+    {"$bytes": "\u0100"},
+    {"$obj": "detectors.parsers.base:FileState", "fields": {"path": "p", "tail": "not bytes"}},
     {"$deque": [], "maxlen": -1},
     {"unknown": 1},
     {"$rec": [1, 2, None, "p", "not a line number", "t", {"$kv": {}}]},
