@@ -87,6 +87,8 @@ CUT_MIN_CHARS = 20  # an exception line cut at least this far in, the start of a
 # a scale that climbed back to this many times its lowest (and to 2 or more) after the last halving
 # had found a working scale again, even from below the scaler's floor
 REGROWN_FACTOR = 8.0
+RODE_OUT_SPACING = 250  # logged steps per overflow, at least, of a scaler that rode its lows out
+RODE_OUT_FACTOR = 4.0  # ... or this many times its lowest after the halving that reached the lowest
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
 _COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")
 LONE_BACKOFF_FLOOR = 1024  # one halving to at least this scale, and no other, is the scaler's cycle
@@ -626,6 +628,13 @@ class _Correlator:
         grown_to = self._regrew_after(last, lowest) if lowest is not None and last is not None else None
         regrew = grown_to is not None and lowest is not None and (
             lowest > floor or (grown_to >= REGROWN_FACTOR * lowest and grown_to >= 2))
+        if not regrew and lowest is not None and real:
+            # or it climbed back from its lowest by two growth windows in a row (x4, to 2 or more),
+            # the loss finite all the while, before the overflows that came after: the scaler rode
+            # a rough patch out (fairseq 2 → 0.5 → 2 → 1 over thousands of updates), no floor held it
+            bottom = min((m for m in real if m.to_scale == lowest), key=lambda m: m.order, default=None)
+            back = self._regrew_after(bottom, lowest) if bottom is not None else None
+            regrew = back is not None and back >= RODE_OUT_FACTOR * lowest and back >= 2
         if explicit or stuck or (pinned and not regrew) or (not regrew and (resumed or long_fall or (lowest is not None and lowest <= floor) or (
                 lowest is not None and lowest <= 8 and every_step >= 3))):
             if explicit:
@@ -667,10 +676,12 @@ class _Correlator:
             return out
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
         first_val = self.st.first_step_value
-        if (real and last_steps and first_val is not None and lowest is not None and lowest > 1
-                and (max(last_steps) - first_val) / len(real) >= 500):
+        if (real and last_steps and first_val is not None and lowest is not None
+                and (max(last_steps) - first_val) / len(real) >= (500 if lowest > 1 else RODE_OUT_SPACING if regrew else math.inf)):
             # at most one overflow per 500 logged steps: the dynamic scaler's normal cycle (it
-            # grows after a clean window and halves on the next overflow), nothing to report
+            # grows after a clean window and halves on the next overflow), nothing to report;
+            # (also below 1, one per RODE_OUT_SPACING steps, when the scale climbed back from its
+            # lowest: fairseq's window is 2^14 / workers updates, 128 on 128 GPUs)
             return out
         # how far into training the overflows are: a step counter past the start, or a later
         # epoch (an excerpt may begin mid-run, so "before the first metric line" is not "early")
