@@ -2496,6 +2496,14 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue
             if m.to_scale is None and m.from_scale is None and p.time == m.time and m.time is not None:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
+            if (p.to_scale is None and p.from_scale is None and m.to_scale is not None and p.source.path == m.source.path
+                    and 0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.step in (None, p.step)
+                    and p.time in (None, m.time)):
+                # the overflow report with no scale of its own ("Grad overflow on iteration 0", the
+                # message on the line below DeepSpeed's logger header), then the scaler's "Reducing
+                # dynamic loss scale from 65536 to 32768" a line or a few ranks' copies below: one move
+                out[-1] = dataclasses.replace(m, step=p.step if m.step is None else m.step)
+                continue
             if (m.to_scale is not None and m.to_scale == p.to_scale and m.from_scale in (None, p.from_scale)
                     and m.step in (None, p.step) and m.time in (None, p.time) and p.source.path == m.source.path
                     and 0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.source.text != p.source.text):

@@ -113,7 +113,7 @@ def symptom_incidents(state: JobState, ctx: dict[str, Any] | None = None,
     found += _speed(state, track, ctx)
     found += _accuracy(state, track, ctx)
     found += _memory(state, track, ctx)
-    found += _early(state, track, ctx)
+    found += _early(state, track, ctx, others or [])
     found += _nccl_versions(state, track)
     if any(i.severity == "critical" for i in others or []):
         found = [s for s in found if s.severity != "info"]
@@ -472,7 +472,7 @@ def _early_points(track: SymptomTrack, until: int | None = None) -> list[tuple[i
     return merged
 
 
-def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_Symptom]:
+def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any], others: list[Incident]) -> list[_Symptom]:
     if ctx.get("precision") != "fp16":
         return []
     pts = _early_points(track)
@@ -500,7 +500,10 @@ def _early(state: JobState, track: SymptomTrack, ctx: dict[str, Any]) -> list[_S
     similar = bst is not None and abs(bst.ups - st.ups) <= 0.15 and (bst.progress < EARLY_PROGRESS) == stalled and \
         (bst.jump >= EARLY_JUMP) == (st.jump >= EARLY_JUMP)
     smoother_base = bst is not None and not similar
-    held = skipped * EARLY_HELD >= max(span, st.n)
+    # (skips the correlator already read as the scaler's start-up search, one descent from its
+    # initial scale, are calibration: they held the weights still as every fp16 run's first steps do)
+    searched = any(i.failure == "loss_scale_warmup" for i in others)
+    held = skipped * EARLY_HELD >= max(span, st.n) and not searched
     unstable = (stalled and (held or smoother_base)) or st.jump >= EARLY_JUMP
     window = f"steps {st.first_step}-{st.last_step}" if st.first_step is not None else f"the first {st.n} logged values"
     narrative = [
