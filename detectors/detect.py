@@ -168,6 +168,8 @@ _CLOSES_BLOCK = frozenset({EventKind.MATCH, EventKind.SAMPLE, EventKind.EXIT, Ev
 
 
 _TERMINATE = re.compile(r"\s*(?:\S+\s+)?what\(\):\s")
+# libstdc++'s std::terminate as the process dies: no message of the exception printed above it
+_DYING = re.compile(r"\s*terminate called (?:without an active exception|recursively)")
 
 
 def _memory_only(ev: Event) -> bool:
@@ -642,8 +644,11 @@ class JobState:
             self._job_detail(finding)
         bare = self._bare_exc.pop(ev.source.path, None)
         if (bare is not None and failure != "rank_exception" and bare[2] == speaker
+                and not (role is Role.COLLATERAL and _DYING.match(ev.source.text))
                 and 0 < ev.source.line - bare[0] <= MESSAGE_LINES and bare[1] < len(self.findings)):
-            # the rest of that exception's message: the exception is this line's failure
+            # the rest of that exception's message: the exception is this line's failure (a line
+            # that is itself a consequence, "terminate called without an active exception" as the
+            # process dies of it, is not: the exception stays the cause)
             exc = self.findings[bare[1]]
             exc.role = Role.COLLATERAL
             exc.data["explained_by"] = failure
