@@ -140,6 +140,14 @@ def _rankmap(m: re.Match[str], seg: Segment) -> bool:
     job = seg.file.job
     if nranks > job.trusted_ws and nranks < 1 << 20:
         job.trusted_ws = nranks
+    if nranks < job.trusted_ws:
+        # a sub-group's communicator (Megatron's tensor-, pipeline- and data-parallel groups: "rank 1
+        # nranks 8" beside the world's "rank 8 nranks 64"): its rank is no global rank; the line is
+        # the process's, whose global rank an earlier line may have told
+        known = job.pid_rank.get((pre.host, pre.pid)) if pre.host is not None and pre.pid is not None else None
+        if known is not None:
+            seg.rank = known
+        return False
     if pre.host is not None and pre.pid is not None:
         seg.file.job.pid_rank[(pre.host, pre.pid)] = rank
         seg.file.job.tree_procs.discard((pre.host, pre.pid))  # the init line names the rank outright

@@ -58,8 +58,14 @@ def _failed(m: re.Match[str], seg: Segment) -> bool:
     fm = _FAILED.search(seg.body) or _CHILD.search(seg.body)
     if not fm:
         return False
-    _exit(seg, int(fm.group("code")), "torchrun", trusted=True, local_rank=int(fm.group("lr")),
-          pid=int(fm.group("pid")) if fm.group("pid") else None)
+    pid = int(fm.group("pid")) if fm.group("pid") else None
+    if seg.rank is None and pid is not None:
+        # the worker's own NCCL lines tied its pid to a global rank ("host:pid [0] NCCL INFO comm
+        # 0x… rank 8 nranks 64"): in a multi-node job local rank 0 is not rank 0
+        ranks = {r for (_, p), r in seg.file.job.pid_rank.items() if p == pid and r >= 0}
+        if len(ranks) == 1:
+            seg.rank = ranks.pop()
+    _exit(seg, int(fm.group("code")), "torchrun", trusted=True, local_rank=int(fm.group("lr")), pid=pid)
     return True
 
 
