@@ -51,6 +51,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "smoothed_loss": ("ema_loss", "loss_ema", "ema loss", "smoothed_loss", "smoothed loss", "smooth_loss",
                       "running_loss", "running loss", "moving_avg_loss", "loss_running"),
     "lr": ("learning_rate", "learning rate", "lr"),
+    # how many steps the loss scaler has thrown away so far, a running count (DeepSpeed's "skipped=4",
+    # a loop's "overflows = 3/33", "num_overflows: 12"): the rate it grows at is the overflow rate
+    "skipped": ("skipped", "skipped_steps", "skipped steps", "skipped_updates", "num_skipped", "skip_count",
+                "overflows", "num_overflows", "overflow_count", "overflow count", "n_overflows"),
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
     "best_loss": ("best_loss", "best loss", "min_loss", "min loss", "lowest loss", "lowest_loss"),
