@@ -676,12 +676,14 @@ class _Correlator:
             return out
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
         first_val = self.st.first_step_value
+        rode_out = regrew and lowest is not None and lowest <= 1 and not self._startup_descent(real, floor=lowest)
         if (real and last_steps and first_val is not None and lowest is not None
-                and (max(last_steps) - first_val) / len(real) >= (500 if lowest > 1 else RODE_OUT_SPACING if regrew else math.inf)):
+                and (max(last_steps) - first_val) / len(real) >= (500 if lowest > 1 else RODE_OUT_SPACING if rode_out else math.inf)):
             # at most one overflow per 500 logged steps: the dynamic scaler's normal cycle (it
             # grows after a clean window and halves on the next overflow), nothing to report;
             # (also below 1, one per RODE_OUT_SPACING steps, when the scale climbed back from its
-            # lowest: fairseq's window is 2^14 / workers updates, 128 on 128 GPUs)
+            # lowest mid-run: fairseq's window is 2^14 / workers updates, 128 on 128 GPUs; a descent
+            # at the start that climbed back is the start-up search, told below as a note)
             return out
         # how far into training the overflows are: a step counter past the start, or a later
         # epoch (an excerpt may begin mid-run, so "before the first metric line" is not "early")
