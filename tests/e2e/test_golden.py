@@ -59,8 +59,20 @@ EXPECTED_KEYS = {"scenario", "layout", "style", "failure", "initiator_rank", "co
                  "max_severity", "command", "torch", "notes"}
 
 
-def diagnose(logs: Path) -> dict[str, Any]:
-    """Run ``python -m monitor diagnose LOGS --format json`` from the repo root; return the report."""
+def diagnose(logs: Path, *, in_process: bool = False) -> dict[str, Any]:
+    """Run ``python -m monitor diagnose LOGS --format json`` from the repo root; return the report.
+    ``in_process``: the same command through the CLI's own entry point in this interpreter (typer's
+    runner: the same code from argument parsing to the printed JSON, without a fresh interpreter's
+    start-up for each of the recorded cases; the fresh runs below go through a real subprocess)."""
+    if in_process:
+        from typer.testing import CliRunner
+
+        from monitor.cli import app
+
+        res = CliRunner().invoke(app, ["diagnose", str(logs), "--format", "json"])
+        assert res.exit_code == 0, f"diagnose {logs} exited {res.exit_code}\n{res.output[-4000:]}\n{res.exception!r}"
+        out: dict[str, Any] = json.loads(res.stdout)
+        return out
     cmd = [sys.executable, "-m", "monitor", "diagnose", str(logs), "--format", "json"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, (
@@ -153,7 +165,7 @@ def test_golden_logs_show_the_fault(case: Path) -> None:
 
 @pytest.mark.parametrize("case", with_known_misses(CASES))
 def test_golden_case_diagnosis(case: Path) -> None:
-    check_report(diagnose(case / "logs"), load_expected(case))
+    check_report(diagnose(case / "logs", in_process=True), load_expected(case))
 
 
 FRESH = ["exception-logdir", "hang-console", "nan-hf-logdir"]  # a few representative cases only

@@ -86,9 +86,10 @@ async def replayed_live(src: Path, tmp_path: Path, patterns: list[str]) -> Daemo
                       state_dir=tmp_path / "state", rescan_interval=0.05, poll_interval=0.02, stall_floor=3600)
     daemon = Daemon(cfg, log=lambda m: None)
     run = asyncio.create_task(daemon.run())
-    await asyncio.sleep(0.1)
+    while daemon.bound is None and not run.done():  # serving: its tailer has made its first scan
+        await asyncio.sleep(0.005)
     await replay(src, live_dir)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.05)  # (what is left unread then, the shutdown drains: a rescan and a read to the end)
     daemon.stopping.set()
     await run
     return daemon
