@@ -702,9 +702,12 @@ class _Correlator:
         calibrating = start is None or start >= min(inits) / 1024
         # overflows that keep coming above the scaler's own starting scale: it had grown back over
         # many good steps, so this is not warm-up (one such overflow alone is the scaler probing)
+        # (not when the overflows began before the run's first metric line: no good step had been
+        # logged to grow over, the run was configured to start higher: apex-style 2^24 → 2^18)
+        first_logged_step = self.st.first_step_order
         grown = len(real) >= 2 and any(
             (initial := said if isinstance(said, float) else m.initial) is not None and start is not None and start > initial
-            for m in real)
+            for m in real) and not (first_logged_step is not None and real[0].order < first_logged_step)
         # or a metric line had already logged the scale settled below its start before the
         # overflows came (guided-diffusion's table: lg_loss_scale 17.9 for a while, start 20):
         # the search was over, these overflows are new
@@ -2498,6 +2501,12 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue
             if m.to_scale is None and m.from_scale is None and p.time == m.time and m.time is not None:
                 continue  # "Grad overflow on iteration N" next to its "Reducing ..." line
+            if (p.from_scale is None and m.to_scale is not None and m.to_scale == p.to_scale and getattr(m, "logged", False)
+                    and p.source.path == m.source.path and 0 < m.source.line - p.source.line <= 2):
+                # apex's "reducing loss scale to 262144.0" (the new scale only), then the metric row
+                # right below logging 262144 where the row before had 524288: one move told twice
+                out[-1] = dataclasses.replace(p, from_scale=m.from_scale, step=p.step if p.step is not None else m.step)
+                continue
             if (p.to_scale is None and p.from_scale is None and m.to_scale is not None and p.source.path == m.source.path
                     and 0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.step in (None, p.step)
                     and p.time in (None, m.time)):
