@@ -702,12 +702,15 @@ class _Correlator:
         calibrating = start is None or start >= min(inits) / 1024
         # overflows that keep coming above the scaler's own starting scale: it had grown back over
         # many good steps, so this is not warm-up (one such overflow alone is the scaler probing)
-        # (not when the overflows began before the run's first metric line: no good step had been
-        # logged to grow over, the run was configured to start higher: apex-style 2^24 → 2^18)
+        # (not when the overflows began before the run's first metric line and that line's step is
+        # early: no scaler grows 2^16 → 2^24 within a few dozen steps, apex's window is 2000; the run
+        # was configured to start higher, apex-style 2^24 → 2^18)
         first_logged_step = self.st.first_step_order
+        searched_first = (first_logged_step is not None and real[0].order < first_logged_step
+                          and self.st.first_step_value is not None and self.st.first_step_value <= LATE_STEP)
         grown = len(real) >= 2 and any(
             (initial := said if isinstance(said, float) else m.initial) is not None and start is not None and start > initial
-            for m in real) and not (first_logged_step is not None and real[0].order < first_logged_step)
+            for m in real) and not searched_first
         # or a metric line had already logged the scale settled below its start before the
         # overflows came (guided-diffusion's table: lg_loss_scale 17.9 for a while, start 20):
         # the search was over, these overflows are new

@@ -477,8 +477,13 @@ def test_a_descent_from_the_initial_scale_the_run_announced_is_warm_up() -> None
     lines += [f"step {s} train_loss {0.9 - s / 1000:.4f} loss_scale 131072.0" for s in range(40, 300, 20)]
     found = {i.failure: i.severity for i in _run(lines)}
     assert found.get("loss_scale_warmup") == "info" and "fp16_overflow_skips" not in found
-    # without the run's word, apex's 2^16 is its start: overflows from above it are mid-run
+    # without the run's word the first metric line's step tells: at step 40 no scaler had grown from
+    # apex's 2^16 to 2^23 (its window is 2000 steps), so the run started higher and this is its search
     found = {i.failure: i.severity for i in _run(lines[1:])}
+    assert found.get("loss_scale_warmup") == "info" and "fp16_overflow_skips" not in found
+    # at step 40000 it may have: overflows from above 2^16 there are mid-run
+    late = lines[1:8] + [f"step {s} train_loss {0.9 - s / 100000:.4f} loss_scale 131072.0" for s in range(40000, 40300, 20)]
+    found = {i.failure: i.severity for i in _run(late)}
     assert "loss_scale_warmup" not in found
 
 
