@@ -1852,7 +1852,8 @@ class _Correlator:
             # saw the reduced value, the rank's own series shows where it came from
             late = [f for f in fatal if f.failure == "nonfinite_loss" and f.role is Role.CAUSE
                     and f.rank != own_bad[0].rank and f.step is not None and own_bad[0].step is not None
-                    and f.step > own_bad[0].step]
+                    # (or at that step, when it reports others' values: "non-finite grad norm on 1 rank(s)")
+                    and (f.step > own_bad[0].step or (f.data.get("observed") and f.step == own_bad[0].step))]
             for f in late:
                 f.role = Role.COLLATERAL
             fatal = [f for f in fatal if f not in late]

@@ -21,6 +21,7 @@ from typing import Any
 from detectors.catalog import Catalog, load_catalog
 from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec, ScaleMove, Source, key_of
 from detectors.parsers.exceptions import BLOCK_LINES
+from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.tracks import SymptomTrack
 from detectors.window import finite_min, median_mad
 
@@ -160,6 +161,7 @@ class RankState:
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
     # the last progress counter a line with no metric gave (parsers/progress.py: epoch-weighted)
     last_progress: int | None = None
+    last_progress_line: tuple[str, int] | None = None  # (path, line) of the line that gave it
 
 
 # events that end a traceback block of their file: its exception line (a failure), or the
@@ -450,6 +452,12 @@ class JobState:
             return
         if step is None:
             step = st.last_step if st.last_step is not None else ev.data.get("progress")
+            noted = getattr(st, "last_progress", None)
+            if (ev.kind is EventKind.MATCH and noted is not None and step is not None and noted > step
+                    and noted < EPOCH_WEIGHT and st.last_progress_line == (ev.source.path, ev.source.line)):
+                # the line itself names the step it was printed at ("[rank 0] step  52 | WARNING ..."),
+                # after the rank's last metric line (step 48): the report is of step 52
+                step = noted
         if ev.kind is EventKind.MATCH and ev.data.get("presence"):
             self._presence(ev, order)  # who reached a sync point: not a failure of its own
         elif ev.kind is EventKind.MATCH:
@@ -469,6 +477,7 @@ class JobState:
             self.teardowns.append(ev)
         elif ev.kind is EventKind.PROGRESS:
             st.last_progress = int(ev.data["progress_at"])
+            st.last_progress_line = (ev.source.path, ev.source.line)
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "bar_at":
             self.bar_at = (order, int(ev.data["value"]), int(ev.data.get("total") or 0), ev.source)
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "trained_to_end":
