@@ -99,11 +99,20 @@ _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag 
 _STEP_IN = re.compile(r"\b(?:step|iter(?:ation)?)[ :=#]{0,3}(\d{1,9})\b", re.IGNORECASE)
 
 
-def _sort_key(f: Finding) -> tuple[float, bool, float, float, int]:
-    """Priority, then a finding that names its rank, then the step clock, time, arrival."""
+def _sort_key(f: Finding) -> tuple[float, bool, float, float, float, float, int]:
+    """Priority, then a finding that names its rank, then the step clock (for a line with no step,
+    its epoch and iteration within it), time, arrival."""
     step = f.step if f.step is not None else math.inf
     t = f.time if f.time is not None else math.inf
-    return (-f.priority, f.rank is None, step, t, f.order)
+    ep, it = _position(f)
+    return (-f.priority, f.rank is None, step, ep, it, t, f.order)
+
+
+def _position(f: Finding) -> tuple[float, float]:
+    """(epoch, iteration within it) a finding from a metric line with no step was read at
+    ("[2] Epoch 2 [400/1600]  loss: 19785224.0"), ``inf`` where unknown."""
+    ep, it = f.data.get("at_epoch"), f.data.get("at_iter")
+    return (ep, it) if isinstance(ep, float) and isinstance(it, float) else (math.inf, math.inf)
 
 
 def _fmt_ranks(ranks: list[int]) -> str:
@@ -447,10 +456,14 @@ class _Correlator:
                 if rank is not None and self._diverged_elsewhere(rs, r.data.get("loss")):
                     rank = None
                 passed = _spike_passed(rs, r)
-                out.append(self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
-                                        [r.source], severity="info" if passed else None,
-                                        value=r.data.get("loss", r.data.get("eval_loss")),
-                                        baseline=r.data.get("baseline_median"), passed=passed))
+                pos = _epoch_iter(r) if r.step is None else (math.inf, math.inf)
+                spike = self.finding("loss_spike", None if r.data.get("scope") == "global" else rank, r.step, r.time,
+                                     [r.source], severity="info" if passed else None,
+                                     value=r.data.get("loss", r.data.get("eval_loss")),
+                                     baseline=r.data.get("baseline_median"), passed=passed)
+                if math.isfinite(pos[0]):
+                    spike.data["at_epoch"], spike.data["at_iter"] = pos
+                out.append(spike)
             if rs.explosion and not _learning_through(rs, rs.explosion):
                 r = rs.explosion
                 if rank is not None and self._lone_grad_logger(rs):
@@ -2010,7 +2023,9 @@ class _Correlator:
         rank = head.rank if head.role is Role.CAUSE else None
         if rank is not None and self.cat[failure].several_ranks == "none" and len(
                 {f.rank for f in causes if f.failure == failure and f.rank is not None and not f.data.get("observed")
-                 and (head.step is None or f.step is None or f.step == head.step)}) > 1:
+                 and (head.step is None or f.step is None or f.step == head.step)
+                 # (lines with no step: at the same epoch and iteration, when both say theirs)
+                 and (math.inf in (_position(f)[0], _position(head)[0]) or _position(f) == _position(head))}) > 1:
             # (a rank reporting what it saw of another, "remote process exited", is no member hitting it)
             rank = None  # every member hit it (at the same step): no rank started it
         if head.data.get("pair") and head.role is Role.CAUSE:
