@@ -558,7 +558,9 @@ class _Correlator:
         """Only one rank prints metrics in a multi-rank job (rank-zero-only logging): its values
         say nothing about which rank went bad first."""
         loggers = {k for k, rs in self.st.ranks.items() if k is not None and rs.n_samples}
-        others = len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+        # (torchrun's OMP_NUM_THREADS banner says it started several processes on the node)
+        others = (len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
+                  or bool(self.ctx.get("several_processes")))
         return len(loggers) == 1 and others
 
     # ----------------------------------------------------------------- loss scale

@@ -180,6 +180,16 @@ def _spawned(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _omp_banner(m: re.Match[str], seg: Segment) -> bool:
+    """torchrun's (and torch.distributed.launch's) banner ``Setting OMP_NUM_THREADS environment
+    variable for each process to be 1 in default``, printed only when it starts more than one
+    process on the node (``nproc_per_node > 1``); mmcv's and others' ``UserWarning`` with the same
+    words (dataloader workers) is not it."""
+    if "Warning:" not in seg.body[: m.start()]:
+        _ctx(seg, "several_processes", True)
+    return False
+
+
 def _trained(m: re.Match[str], seg: Segment) -> bool:
     """A framework's own word that training ran to its end: what failed before it did not stop
     the run."""
@@ -205,6 +215,8 @@ RULES = [
          r"[0-9]+[ \t]+[0-9]+[ \t]+(?:float|half|bfloat16|double|u?int8|u?int32|u?int64|f8e4m3|f8e5m2)[ \t]+(?:sum|prod|min|max|avg|none|-?[0-9]+)[ \t]+-?[0-9]*[ \t]*[0-9]+\.[0-9]+[ \t]",
          _nccl_tests_row),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
+    # torch/distributed/run.py: "if 'OMP_NUM_THREADS' not in os.environ and args.nproc_per_node > 1"
+    Rule("context.omp_banner", r"Setting OMP_NUM_THREADS environment variable for each process to be", _omp_banner),
     # end-of-training markers: Megatron's print_datetime('after training is done')
     # (megatron/training/training.py), Lightning's fit loop ("`Trainer.fit` stopped: `max_epochs=3`
     # reached.", lightning/pytorch/loops/fit_loop.py), HF Trainer's closing info line
