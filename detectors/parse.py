@@ -123,6 +123,14 @@ class LogParser:
             i for i, r in enumerate(self.special)
             if r.name.startswith(("metrics.", "perf.", "context.", "progress."))) if shapes else frozenset()
 
+    def _rule_regex(self, i: int) -> re.Pattern[str]:
+        """The Python regex of scan id ``i``: a parser rule, a catalog fingerprint or the exception rule."""
+        if i < self._n_special:
+            return self.special[i].regex
+        if i < self._exc_id:
+            return self.fingerprints[i - self._n_special].regex
+        return _EXCEPTION.regex
+
     def fingerprint_ids(self, lines: Sequence[bytes]) -> list[frozenset[int]]:
         """For each line (no newline inside), the catalog fingerprints it matches (one scan)."""
         first, last = self._n_special, self._n_special + len(self.fingerprints)
@@ -161,7 +169,15 @@ class LogParser:
         shape_ids = self._shape_ids
         state.look_buf = buf
         for start, end, ids in self.scanner.scan(buf):
-            if ctx := context_only.issuperset(ids):
+            ctx = context_only.issuperset(ids)
+            if not ctx and not context_only.isdisjoint(ids):
+                # a context line that a scan engine also offered to other rules (Hyperscan's
+                # candidates are a superset: a pattern may run on past the newline above): it is
+                # context-only when none of those rules' own regexes finds anything in it, the same
+                # answer on every engine
+                text0 = buf[start:end].decode("utf-8", "replace")
+                ctx = not any(self._rule_regex(i).search(text0) for i in ids if i not in context_only)
+            if ctx:
                 if seen is None:
                     seen = state.context_seen = set()
                 line = buf[start:end]

@@ -1,8 +1,17 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# property tests draw the same examples on every run and machine (`make test` must not pass or fail
+# by chance); `HYPOTHESIS_PROFILE=explore` draws fresh ones, to hunt for new counterexamples, which
+# then join the test as explicit @example cases
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 pytest_plugins = ["tests.mqtt_broker"]  # the `broker` fixture: a real Mosquitto on loopback
 
