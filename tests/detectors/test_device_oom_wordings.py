@@ -1,5 +1,5 @@
 """Device out-of-memory as other accelerators and frameworks word it: torch_npu (Ascend NPU),
-Intel XPU and Apple MPS builds of PyTorch, PaddlePaddle and MindSpore. Each is a rank out of
+Intel XPU and Apple MPS builds of PyTorch, PaddlePaddle, MindSpore and TensorFlow 2's eager ops. Each is a rank out of
 its device's memory, the same failure as a CUDA OOM (``cuda_oom``)."""
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ from tests.helpers import engine_verdict
     "mem_reuse/mem_dynamic_allocator.cc:392] AddMemBlockAndMemBufByEagerFree] TotalUsedMemStatistics : "
     "29356337664 plus TotalUsedByEventMemStatistics : 0 and plus alloc size : 301990400 is more than total mem "
     "size : 29464985600.",
+    # TensorFlow 2's eager op naming its function and device first (a Flower simulation's server-side
+    # evaluation, corpus holdout23 h23d-009)
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: {{function_node "
+    "__wrapped__Mul_device_/job:localhost/replica:0/task:0/device:GPU:0}} failed to allocate memory [Op:Mul]",
 ])
 def test_another_accelerators_oom_is_a_device_oom(line: str) -> None:
     found = engine_verdict([line])
