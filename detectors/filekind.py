@@ -28,13 +28,19 @@ if TYPE_CHECKING:  # the parser is handed in by the engine; no import of a later
     from detectors.parse import LogParser
     from detectors.parsers.base import FileState
 
-__all__ = ["HEAD_BYTES", "ErrorReport", "Kind", "binary_head", "classify", "error_json_events", "read_error_json"]
+__all__ = ["HEAD_BYTES", "SOURCE_SUFFIX", "ErrorReport", "Kind", "binary_head", "classify", "error_json_events", "read_error_json"]
 
 HEAD_BYTES = 8192  # how much of a file's start decides whether it is text
 ERROR_JSON = "error.json"
 SKIP_SUFFIX = frozenset({
     ".gz", ".bz2", ".xz", ".zst", ".zip", ".tar", ".png", ".jpg", ".jpeg", ".pt", ".pth", ".bin", ".safetensors",
     ".ckpt", ".npy", ".npz", ".pkl", ".so", ".pyc", ".parquet", ".arrow",
+})
+# a job folder's source code and scripts: their string literals ("raise RuntimeError('CUDA out of
+# memory')", a guard's f"non-finite grad norm on {n} rank(s)") read like log lines, and are none
+SOURCE_SUFFIX = frozenset({
+    ".py", ".pyi", ".ipynb", ".sh", ".bash", ".zsh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh",
+    ".rs", ".go", ".java", ".js", ".ts", ".lua",
 })
 _MAGIC = (b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b", b"\x89PNG", b"\x80\x02", b"\x80\x04")
 _TEXT_LINE = re.compile(rb"(?m)^[\t -~]{16,}\r?$")  # a whole line of printable ASCII
@@ -70,6 +76,8 @@ def classify(name: str, head: bytes | None = None) -> tuple[Kind, str]:
     suffix = base[dot:].lower() if dot > 0 else ""
     if suffix in SKIP_SUFFIX:
         return Kind.SKIP, f"not a text log ({base[dot:]})"
+    if suffix in SOURCE_SUFFIX:
+        return Kind.SKIP, f"not a text log: source code ({base[dot:]})"
     if base == ERROR_JSON:
         return Kind.ERROR_JSON, ""
     if suffix == ".json" or (head is not None and binary_head(head)):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,9 @@ GOLDEN = REPO / "tests" / "e2e" / "golden" / "exception-logdir" / "logs" / "torc
     ("core", b"\x7fELF\x02\x01\x01\x00", Kind.SKIP),
     ("x.log", b"\x00\x01\x02\x03" * 1000, Kind.SKIP),
     ("rank0.log", b"", Kind.LOG),  # nothing written yet: a log
+    ("job/train.py", b"raise RuntimeError('CUDA out of memory')\n", Kind.SKIP),  # source code: no log
+    ("launch.sh", None, Kind.SKIP),
+    ("slurm-4242.out", b"step 1 | loss 1.0\n", Kind.LOG),
     # a log that starts with a crash's NULs is still a log (its lines are read)
     ("rank0.log", b"\x00" * 1000 + b"\nstep 1 | loss 1.0 | grad_norm 1.0\n", Kind.LOG),
 ])
@@ -54,3 +58,19 @@ def test_old_error_json_with_a_plain_message() -> None:
     rep = read_error_json(b'{"message": "RuntimeError: CUDA error: an illegal memory access was encountered\\nmore"}')
     assert rep is not None and rep.line == "RuntimeError: CUDA error: an illegal memory access was encountered"
     assert rep.time is None
+
+
+def test_a_job_folders_script_is_not_read_as_its_log(tmp_path: Path) -> None:
+    """A run folder holding the training script beside its log: the script's string literals (a
+    guard's message, an error it raises) are no log lines; the diagnosis says it skipped it."""
+    from monitor.diagnose import diagnose_paths
+
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "train.py").write_text(
+        'if not torch.isfinite(gn):\n'
+        '    log.warning(f"[rank {rank}] step {step:3d} | WARNING non-finite grad norm on {bad} rank(s), skipping")\n'
+        'raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n')
+    (tmp_path / "combined.log").write_text("".join(f"[rank 0] step {s} | loss {2.0 - s / 100:.3f}\n" for s in range(30)))
+    report = diagnose_paths([str(tmp_path)], job="j").report
+    assert [i for i in report["incidents"] if i["severity"] != "info"] == []
+    assert "skipped job/train.py: not a text log: source code (.py)" in report["notes"]
