@@ -7,6 +7,8 @@ g26c-002)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import engine_verdict
 
 
@@ -21,8 +23,7 @@ def _job(bad: int) -> list[str]:
     return lines
 
 
-def test_the_rank_whose_own_norm_went_nan_is_named_not_the_guards_speaker() -> None:
-    for bad in (1, 2):
-        verdict = engine_verdict(_job(bad))
-        assert verdict and verdict[0].failure == "nonfinite_loss", verdict
-        assert verdict[0].rank == bad and verdict[0].step == 52, verdict[0]
+@pytest.mark.parametrize("bad", [1, 2])
+def test_the_rank_whose_own_norm_went_nan_is_named_not_the_guards_speaker(bad: int) -> None:
+    top = engine_verdict(_job(bad))[0]
+    assert (top.failure, top.rank, top.step) == ("nonfinite_loss", bad, 52), top

@@ -6,6 +6,8 @@ CPU torchrun job with a units bug on one rank (corpus holdout18 g18-067)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import engine_verdict
 
 
@@ -26,11 +28,10 @@ def _job(first_bad: int | None) -> list[str]:
     return lines
 
 
-def test_the_rank_that_spiked_first_in_the_epoch_is_named() -> None:
-    for bad in (2, 0):
-        verdict = engine_verdict(_job(bad))
-        assert verdict and verdict[0].failure == "loss_spike", verdict
-        assert verdict[0].rank == bad, (bad, verdict[0])
+@pytest.mark.parametrize("bad", [2, 0])
+def test_the_rank_that_spiked_first_in_the_epoch_is_named(bad: int) -> None:
+    top = engine_verdict(_job(bad))[0]
+    assert (top.failure, top.rank) == ("loss_spike", bad), top
 
 
 def test_every_rank_spiking_at_the_same_point_names_no_rank() -> None:
