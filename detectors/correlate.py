@@ -91,6 +91,8 @@ RODE_OUT_SPACING = 250  # logged steps per overflow, at least, of a scaler that 
 RODE_OUT_FACTOR = 4.0  # ... or this many times its lowest after the halving that reached the lowest
 _MAX_SEQ_BEHIND = 8  # a rank behind its peers by more collectives than this is in another process group
 _COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")
+# the key a store wait of Gloo's set-up names: the process group's prefix, the device, the rank
+_STORE_KEY_RANK = re.compile(r"\bkeys: \S*//cpu//\d+/(\d{1,6})\s*$")
 LONE_BACKOFF_FLOOR = 1024  # one halving to at least this scale, and no other, is the scaler's cycle
 CALM_AFTER_SPIKE = 1  # logged values back near the pre-spike level that make a later NaN its own event  # a communication library's own error
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
@@ -1196,7 +1198,10 @@ class _Correlator:
                                                  or f.failure in ("nonfinite_loss", "cuda_oom", "host_oom", "bf16_unsupported_gpu")
                                                  # a device fault a worker raised (torch.AcceleratorError)
                                                  or self.cat[f.failure].category == "hardware"
-                                                 or (comm_one and f.failure in _COMM_FAILURES)):
+                                                 # (a line of the job's set-up, not of a process:
+                                                 # no worker claims it, as no traceback does)
+                                                 or (comm_one and f.failure in _COMM_FAILURES
+                                                     and not f.data.get("job_scope"))):
                         f.rank = r
                         f.data["rank_from"] = "launcher"
         return out
@@ -2036,6 +2041,7 @@ class _Correlator:
             pairs = [set(f.data["pair"].split(",")) for f in causes if f.failure == failure and f.data.get("pair")]
             common = set.intersection(*pairs) if len(pairs) > 1 else set()
             rank = int(common.pop()) if len(common) == 1 and len({frozenset(p) for p in pairs}) > 1 else None
+        entry_cat = self.cat[failure].category
         odd_pair = str(head.data.get("odd_pair") or "")
         odd_data: dict[str, Any] = {}
         if rank is not None and head.role is Role.CAUSE and odd_pair and (self.world_size() or 2) == 2:
@@ -2075,6 +2081,14 @@ class _Correlator:
             rank = said[0].rank if said else None
         if rank is not None and failure in _COMM_FAILURES and _first_warn_shared(causes, failure):
             rank = None  # the first failing call, made by several processes alike: their node's, not a rank's
+        if rank is None and head.role is Role.CAUSE and head.data.get("job_scope") and entry_cat == "distributed":
+            absent = self._store_absent()
+            if absent is not None:
+                # a set-up failure no line ties to a rank (a store the client never reached), while
+                # the ranks that did join timed out waiting for one rank's key: that rank is the one
+                # that never arrived
+                rank = absent
+                odd_data = {"rank_from": "store_key", "inferred": True}
         single = self.world_size() == 1
         if single:
             rank = None  # a single-process job: there is no rank to tell apart
@@ -2118,6 +2132,29 @@ class _Correlator:
         data["priority"] = head.priority if head.role is Role.CAUSE else 0
         return Incident(iid, failure, severity, entry.title, entry.hardware, rank, head.step, head.time, ev,
                         collateral, narrative, data)
+
+    def _store_absent(self) -> int | None:
+        """The one rank whose key the store waits of set-up timed out on (Gloo's full-mesh
+        rendezvous: every rank posts its address under ``…//cpu//<device>/<rank>``; "wait timeout
+        after 20000ms, keys: /default_pg/0//cpu//0/2" is a rank that waited for rank 2's), when
+        every such wait names the same rank and that rank reported no such wait itself."""
+        named: set[int] = set()
+        waiters: set[int | None] = set()
+        for f in self.st.findings:
+            if not f.data.get("setup"):
+                continue
+            m = _STORE_KEY_RANK.search(str(f.data.get("message", "")))
+            if m is None:
+                continue
+            named.add(int(m.group(1)))
+            waiters.add(f.rank)
+            if len(named) > 1:
+                return None
+        if len(named) != 1:
+            return None
+        absent = named.pop()
+        ws = self.world_size()
+        return None if absent in waiters or (ws is not None and absent >= ws) else absent
 
     def narrate(self, head: Finding, failure: str, rank: int | None, collateral: list[dict[str, Any]]) -> list[str]:
         d = head.data
@@ -2238,6 +2275,11 @@ class _Correlator:
             lines.append(f"The rank that reports this received the other size; rank {rank} is the one whose call "
                          f"differs (inferred: just before, it {how}: {str(d.get('odd_line'))[:200]}). Check what it "
                          "does differently (its data shard, vocabulary or model config, a code path only it takes).")
+        elif d.get("rank_from") == "store_key" and rank is not None:
+            lines.append(f"The job's set-up failed: {text[:300]}")
+            lines.append(f"No line ties that to a rank, but the ranks that joined timed out waiting for rank {rank}'s "
+                         f"key in the store (inferred: rank {rank} never arrived). Check the address and port rank "
+                         f"{rank} was given (MASTER_ADDR, MASTER_PORT, its node's network) against its peers'.")
         else:
             lines.append(f"{who} reported {self.cat[failure].title.lower()}{at}: {text[:300]}")
         if d.get("setup") and failure == "nccl_error":
