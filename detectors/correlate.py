@@ -1728,6 +1728,8 @@ class _Correlator:
         that went away): the communication set-up is the failure, not a consequence."""
         if any(f.role is Role.CAUSE and not f.data.get("setup") for f in base):
             return
+        if any(f.role is Role.CAUSE and f.failure in _COMM_FAILURES and not f.data.get("observed") for f in base):
+            return  # set-up failed with an error of its own (a CUDA or system error in NCCL): the peers lost it
         for f in base:
             if f.failure == "peer_connection_lost" and f.data.get("setup"):
                 f.failure, f.role, f.priority = "nccl_error", Role.CAUSE, self.cat["nccl_error"].priority
