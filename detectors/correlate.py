@@ -2083,7 +2083,8 @@ class _Correlator:
             rank = said[0].rank if said else None
         if rank is not None and failure in _COMM_FAILURES and _first_warn_shared(causes, failure):
             rank = None  # the first failing call, made by several processes alike: their node's, not a rank's
-        if rank is None and head.role is Role.CAUSE and head.data.get("job_scope") and entry_cat == "distributed":
+        if (rank is None and head.role is Role.CAUSE and entry_cat == "distributed"
+                and (head.data.get("job_scope") or head.data.get("setup"))):
             absent = self._store_absent()
             if absent is not None:
                 # a set-up failure no line ties to a rank (a store the client never reached), while
@@ -2149,7 +2150,8 @@ class _Correlator:
             if m is None:
                 continue
             named.add(int(m.group(1)))
-            waiters.add(f.rank)
+            if f.data.get("rank_from") != "launcher":
+                waiters.add(f.rank)  # (a launcher's failed worker is its guess at the untagged lines' rank)
             if len(named) > 1:
                 return None
         if len(named) != 1:

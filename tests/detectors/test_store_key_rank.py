@@ -76,3 +76,13 @@ def test_the_launchers_one_failed_worker_does_not_claim_the_jobs_set_up_line() -
     waiter = [*_waiter(2)[:-1], "torch.distributed.DistStoreError: wait timeout after 25000ms, keys: /default_pg/0//cuda//0"]
     top = engine_verdict([*_BANNER, _CONNECT, *waiter, *_LAUNCHER])[0]
     assert (top.failure, top.rank) == ("nccl_error", None)
+
+
+def test_an_untagged_set_up_failure_takes_the_rank_the_waiters_waited_for() -> None:
+    # two launchers' jobs told different world sizes (3 and 4): the rank past its own size fails in
+    # gloo's context ("rank < size. 3 vs 3", no rank tag before the group exists) and the ranks of
+    # the other size wait for its key
+    failing = [*_waiter(3)[:-1],
+               "RuntimeError: [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/context.cc:23] rank < size. 3 vs 3"]
+    top = engine_verdict([*_BANNER, *failing, *_waiter(3), *_waiter(3)])[0]
+    assert (top.failure, top.rank) == ("nccl_error", 3)
