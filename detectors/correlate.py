@@ -2797,7 +2797,22 @@ def _crash_after_own_comm_error(base: list[Finding]) -> None:
     """A rank's native crash (a segfault, an abort) printed right below that same rank's own
     communication-library error, in the same file (UCX's "cuda_ipc_md.c UCX ERROR ... is failed"
     then "Caught signal 11" inside MPI_Bcast): the transport failed and the process died in it.
-    The error is the cause, the crash its consequence."""
+    The error is the cause, the crash its consequence. So is a CUDA fault NCCL reports in its own
+    WARN line after the same process's (host:pid) NCCL error."""
+    first_by_proc: dict[str, int] = {}
+    for c in base:
+        proc = c.data.get("nccl_proc")
+        if c.failure in _COMM_FAILURES and c.role is Role.CAUSE and isinstance(proc, str):
+            first_by_proc[proc] = min(c.order, first_by_proc.get(proc, c.order))
+    for f in base:
+        proc = f.data.get("nccl_proc")
+        if (f.failure == "cuda_illegal_memory_access" and f.role is Role.CAUSE and isinstance(proc, str)
+                and first_by_proc.get(proc, f.order) < f.order and f.evidence and _LIBRARY_WARN.search(f.evidence[0].text)):
+            # NCCL's own CUDA call failing ("NCCL WARN Cuda failure 'an illegal memory access'") in a
+            # process whose communicator had already failed on the network (its proxy's completion
+            # error, the comm destroyed): NCCL tearing down, not a kernel of the program's
+            f.role = Role.COLLATERAL
+            f.data["after_own_error"] = True
     comm = [f for f in base if f.failure in _COMM_FAILURES and f.role is Role.CAUSE and f.rank is not None and f.evidence]
     if not comm:
         return
