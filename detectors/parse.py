@@ -21,6 +21,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
@@ -236,7 +237,9 @@ class LogParser:
         for raw in segments:
             n, lead, rest, post = split_progress_parts(raw)
             if n is not None:
-                state.progress = n
+                got = bar_count(raw)
+                # (a bar at its end, a dataset's map or a finished pass, leaves no loop position)
+                state.progress = None if got is not None and got[0] >= got[1] > 0 else n
                 self._bar_edge(raw, lead, source, state, out)
                 pre = split_prefixes(lead, state.year)
                 if rest.strip() and (pre.rank is not None or pre.local_rank is not None) and lead.startswith("["):
@@ -399,6 +402,9 @@ class LogParser:
                         # a CUDA call failed on NCCL's [N], the process's CUDA device (a network error
                         # says nothing about the device)
                         data.setdefault("gpu", str(seg.pre.device))
+                if "to_scale" in data and state.progress is None:
+                    # a scaler's back-off printed between a tqdm bar's refreshes: the bar says where the loop was
+                    _bar_progress(state, data)
                 ev = seg.emit(EventKind.MATCH, failure=failure, data=data)
                 if state.nccl_warn is not None and state.nccl_warn[0] == source.line:
                     state.nccl_warn = None  # a WARN a fingerprint knows: not left to its return codes
@@ -488,6 +494,14 @@ def _odd_one_out(state: FileState, data: dict[str, str]) -> None:
         data["rank_how"] = "odd_one_out"
         data["odd_line"] = got.line[:MAX_EVIDENCE_CHARS]
         data["odd_why"] = got.why
+
+
+def _bar_progress(state: FileState, data: dict[str, Any]) -> None:
+    buf = getattr(state, "look_buf", None)
+    before = getattr(state, "tail", b"") + (buf[: getattr(state, "look_at", 0)] if buf is not None else b"")
+    n = progress.bar_before(before[-LOOKBACK_BYTES:])
+    if n is not None:
+        data["progress"] = n
 
 
 def _counted_none(body: str, start: int) -> bool:

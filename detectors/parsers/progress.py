@@ -15,7 +15,7 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "bar_before"]
 
 # the counter, not a count of things ("step 44: batch ready (16 samples)": 16 is no batch index)
 _COUNTER = re.compile(
@@ -41,6 +41,25 @@ def _counter(m: re.Match[str], seg: Segment) -> bool:
 
 def _bar_edge(m: re.Match[str], seg: Segment) -> bool:
     return False  # the parse reads the bar itself (parse.py ``_bar_edge``); the line only had to reach it
+
+
+# a tqdm bar still running ("11%|#1        | 34081/300000 [9:57:53<76:49:37,  1.04s/it]"): its counter
+_RUNNING_BAR = re.compile(rb"\d{1,3}%\|[^|\r\n]{0,80}\| ?(\d{1,9})/(\d{1,9}) \[")
+BAR_LOOKBACK = 4096  # bytes above a line searched for the bar (within the parse's kept tail)
+
+
+def bar_before(before: bytes) -> int | None:
+    """The counter of the last running tqdm bar in ``before`` (the text just above a line): where
+    the loop was when the line was printed. A bar at its end (n = total: a finished pass over a
+    dataset, a tokenizer's map) says nothing about the training loop; only the scan's edge bars
+    reach the parse, so a line between refreshes of a bar looks back for it itself."""
+    last = None
+    for m in _RUNNING_BAR.finditer(before[-BAR_LOOKBACK:]):
+        last = m
+    if last is None:
+        return None
+    n, total = int(last.group(1)), int(last.group(2))
+    return n if 0 < n < total else None
 
 
 # the scan's trigger: the key as a word of its own ("optimizer_step: 12.6" is a timer), then an
