@@ -372,6 +372,32 @@ def _columns(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"step": float(step), "loss": v, "unkeyed": 1.0}, "local")
 
 
+# --- a logged CSV row led by its clock: LOGGER.info('epoch, %04d, %f, %f', epoch, loss, ...) ------
+# the message is a comma-separated row whose first cell names the counter of the second ("epoch, 0040,
+# 0.015912, 0.017028, ..."), then numbers only, the row's last cell ending the line; written behind
+# whatever the logger puts first ("INFO:PointNetLK-Revisited, 2022-03-10 18:35:12,212, " from a format
+# '%(levelname)s:%(name)s, %(asctime)s, %(message)s', PointNetLK and its forks). The columns are named
+# nowhere: the first number is read as the loss (the loop's running loss comes first), ``unkeyed``
+_CLOCK_ROW = re.compile(
+    rf"(?:^|,\s?)(?P<clock>epoch|step|iter|iteration),\s?(?P<n>\d{{1,9}})(?P<cells>(?:,\s?(?:{_COL_NUM}|[-+]?\d+)){{1,16}})\s*$",
+    re.IGNORECASE,
+)
+
+
+def _clock_row(m: re.Match[str], seg: Segment) -> bool:
+    """A row of a run's own comma-separated log (see ``_CLOCK_ROW``): its counter, and its first
+    number as an ``unkeyed`` loss (judged only on gross changes: a NaN, a spike of 50x)."""
+    cm = _CLOCK_ROW.search(seg.body)
+    if cm is None:
+        return False
+    cells = [c.strip() for c in cm.group("cells").split(",")[1:]]
+    v = parse_number(cells[0])
+    if v is None or ("." not in cells[0] and math.isfinite(v)):
+        return False  # a whole number first: another counter (a batch, a sample count), not a loss
+    clock = "epoch" if cm.group("clock").casefold() == "epoch" else "step"
+    return _emit(seg, {clock: float(cm.group("n")), "loss": v, "unkeyed": 1.0}, "local")
+
+
 # --- print(loss.item()): a bare non-finite value alone on its line, line after line -------------
 _BARE_NAN = re.compile(r"\s*[-+]?(?:nan|inf)\s*", re.IGNORECASE)
 BARE_NAN_RUN = 3  # lines in a row: one "nan" alone could be anything's; a run is a loop printing its loss
@@ -764,6 +790,7 @@ RULES = [
          r"|threshold=[0-9]", _clip_report),
     # not "metrics.": the scan's noise rule would drop it for lacking a metric key
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
+    Rule("columns.clock_row", r"(?i:epoch|step|iter|iteration), ?[0-9]{1,9}, ?[-+]?(?:[0-9]|\.[0-9]|nan|inf)", _clock_row),
     Rule("bare.nan", r"^[ \t]*[-+]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff])[ \t]*$", _bare_nan),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
     # multi-byte characters would be a class of their bytes)
