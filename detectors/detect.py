@@ -60,6 +60,7 @@ ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion what
 ABSURD_LOSS = 1e12
 STUCK_REPEATS = 3  # skips that keep one scale above 1 before it reads as the scaler's floor
 HYSTERESIS_SCALE = 1024.0  # a skip that keeps a scale this high is hysteresis, never a floor (see fp16 moves)
+RETURN_LEVEL = 0.9  # a learned loss back at 90 % of where it started, and held (JobState._returned)
 DRIFT_FACTOR = 10.0  # a learned loss drifting back up to 10x its best, gradually (RankState._drifting)
 ABSURD_LOSS_JUMP = 1e6  # a loss moving a million times its level (at least 1.0) in one step
 # a model guessing uniformly has the perplexity of its vocabulary; no vocabulary has a billion
@@ -1029,7 +1030,8 @@ class JobState:
                               and n < 2 * EARLY_STEPS and len({s.step for s in st.samples}) < 5)
             if rise < (1.0 if short else 0.25) * (1.0 if metric == "loss" else med):
                 # too small a rise in absolute terms, unless the series was flat until now
-                if metric == "loss" and not unkeyed and (self._plateau_break(st, v) or self._climbing(st, rec, v)):
+                if metric == "loss" and not unkeyed and (self._plateau_break(st, v) or self._climbing(st, rec, v)
+                                                         or self._returned(st, rec, v)):
                     setattr(st, attr, rec)
                     rec.data.setdefault("baseline_median", med)
                 continue
@@ -1049,7 +1051,7 @@ class JobState:
                     hit = _level_start(st, rec, med)
             if not hit and metric == "loss" and n >= 5 and not unkeyed:
                 hit = (self._diverged(st, v) or self._plateau_break(st, v) or self._level_shift(st, rec, v)
-                       or self._climbing(st, rec, v) or self._drifting(st, v))
+                       or self._climbing(st, rec, v) or self._drifting(st, v) or self._returned(st, rec, v))
             elif not hit and metric == "loss" and n >= 3 and not unkeyed:
                 # a short excerpt (a few epoch lines): only a walk back far past its best counts
                 hit = self._diverged(st, v)
@@ -1196,6 +1198,41 @@ class JobState:
         if sum(m > 0 for m in moves) < 0.6 * len(moves):
             return False
         return max(moves) <= 0.5 * (sorted(seq[-5:])[2] - best)
+
+    @staticmethod
+    def _returned(st: RankState, rec: SampleRec, v: float) -> bool:
+        """A loss that had learned and went back to where it started, and stays there: the window's
+        best at most a third of its first level (the median of its first 3 values), then this value
+        and the 5 before it all at least ``RETURN_LEVEL`` times that first level, 3x the best and 1.0
+        above it, every one logged after the best with the step counter still counting up (a run
+        restarted from scratch counts again from its first step). A model that unlearned all it had
+        learned (a learning rate raised far too high puts a classifier back at chance) climbs there
+        over a few noisy lines: no single value jumps, and the recent level rises with it, so the
+        spike rules and ``_diverged`` (twice the recent level) do not see it."""
+        last: list[float] = []
+        for r in itertools.islice(reversed(st.samples), 12):  # throughput / evaluation lines in between
+            x = r.data.get("loss")
+            if x is None:
+                continue
+            if not isfinite(x) or len(last) == 5:
+                break
+            last.append(x)
+        best = finite_min(st.samples, "loss")
+        if len(last) < 5 or best is None or best <= 0:
+            return False
+        low = min(*last, v)
+        if low < 3 * best or low - best < 1.0:
+            return False  # (most samples end here, on 5 reads)
+        vals = [(r.step, x) for r in st.samples if (x := r.data.get("loss")) is not None and isfinite(x)]
+        if len(vals) < 10:
+            return False
+        start = sorted(x for _, x in vals[:3])[1]
+        if best > start / 3 or low < RETURN_LEVEL * start:
+            return False
+        at = max(i for i, (_, x) in enumerate(vals) if x == best)
+        steps = [s for s, _ in vals[at:]] + [rec.step]
+        known = [s for s in steps if s is not None]
+        return len(known) == len(steps) and all(a < b for a, b in itertools.pairwise(known))
 
     @staticmethod
     def _diverged(st: RankState, v: float) -> bool:
