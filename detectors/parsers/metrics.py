@@ -778,8 +778,29 @@ def _region(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"step": float(rm.group("seen")), "loss": total}, "local")
 
 
+# --- YOLACT (dbolya/yolact, yolact_edge and the many forks that keep its train.py print) ----------
+# "[  0]     880 || B: 6.110 | C: 2.926 | M: 4.701 | S: 0.337 | T: 14.074 || ETA: 1 day, 17:41:34 || timer: 0.167":
+# the epoch, the iteration, each loss part's moving average under its one- or two-letter label (B box,
+# C class, M mask, S semantic, I mask IoU, ...) and T, their total, the loss to watch
+# (print(('[%3d] %7d ||' + (' %s: %.3f |' * len(losses)) + ' T: %.3f || ETA: %s || timer: %.3f') % ...))
+_YOLACT = re.compile(rf"^\s*(?:\[\s*(?P<ep>\d{{1,6}})(?:\|\s*\d{{1,6}})?\])?\s*(?P<it>\d{{1,9}}) \|\|(?: [A-Za-z][\w-]{{0,20}}: (?:{_NUM}) \|)+"
+                     rf" T: (?P<t>{_NUM}) \|\|")
+
+
+def _yolact(m: re.Match[str], seg: Segment) -> bool:
+    ym = _YOLACT.search(seg.body)
+    total = parse_number(ym.group("t")) if ym else None
+    if ym is None or total is None:
+        return False
+    values = {"step": float(ym.group("it")), "loss": total}
+    if ym.group("ep") is not None:
+        values["epoch"] = float(ym.group("ep"))
+    return _emit(seg, values, "local")
+
+
 RULES = [
     # (not "metrics.": the pjreddie form has no metric key for the scan's noise rule to find)
+    Rule("yolact.iteration", r"[0-9] \|\| [A-Za-z][A-Za-z0-9_-]{0,20}: [-+]?(?:[0-9]|nan|inf)", _yolact),
     Rule("region.loss", r"\b\d+: nGT \d+, recall \d+,", _region),
     Rule("darknet.iteration", r"\b\d+: [-+]?(?:[0-9]|nan|inf)[0-9.]*, [-+]?(?:[0-9]|nan|inf)[0-9.]* avg", _darknet),
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
