@@ -73,6 +73,7 @@ class FileState:
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns
     csv_cols: tuple[str | None, ...] | None = None  # canonical keys of a CSV metrics file's header columns
+    csv_ends: tuple[str, str] | None = None  # the first and the last cell of the last CSV row read
     plain_cols: tuple[str | None, ...] | None = None  # canonical keys of a plain table header's columns
     plain_line: int | None = None  # line of that header or of the table's last row read
     # a detector trainer's progress table (ultralytics YOLO): each column's role, the header's line

@@ -579,8 +579,49 @@ def _csv_header(m: re.Match[str], seg: Segment) -> bool:
 
 
 def _csv_row(m: re.Match[str], seg: Segment) -> bool:
-    # (a FileState pickled by an older version lacks csv_cols)
-    return _row(seg, getattr(seg.file, "csv_cols", None), seg.body.strip().split(","), empty_ok=True)
+    # (a FileState pickled by an older version lacks csv_cols and csv_ends)
+    cols = getattr(seg.file, "csv_cols", None)
+    cells = seg.body.strip().split(",")
+    if cols and len(cols) >= 2 and len(cells) == 2 * len(cols) - 1:
+        return _glued_csv_rows(seg, cols, cells)
+    if not _row(seg, cols, cells, empty_ok=True):
+        return False
+    seg.file.csv_ends = (cells[0].strip(), cells[-1].strip())
+    return True
+
+
+_FIXED_DECIMALS = re.compile(r"[-+]?\d+\.(\d+)")
+_WHOLE = re.compile(r"[-+]?\d+")
+
+
+def _glued_csv_rows(seg: Segment, cols: tuple[str | None, ...], cells: list[str]) -> bool:
+    """Two rows of a CSV log glued into one line (processes writing one stream, one row's newline
+    lost: "0,47,0.28836,0.80459,0.02" + "1,47,0.13316,0.78386,0.02" printed "...,0.021,47,..."): one
+    cell too few for two rows, the first row's last cell and the second's first fused. They are
+    told apart only by the rows read before: a last cell printed with a fixed number of decimals
+    ("0.02", "%.2f") and a whole first cell (a rank, a step). Any other fusion is left unread."""
+    ends = getattr(seg.file, "csv_ends", None)
+    if ends is None:
+        return False
+    first, last = ends
+    fixed = _FIXED_DECIMALS.fullmatch(last)
+    if fixed is None or _WHOLE.fullmatch(first) is None:
+        return False
+    fused = cells[len(cols) - 1].strip()
+    dot = fused.find(".")
+    cut = dot + 1 + len(fixed.group(1))
+    if dot < 0 or cut >= len(fused) or _WHOLE.fullmatch(fused[cut:]) is None:
+        return False
+    rows = [[*cells[:len(cols) - 1], fused[:cut]], [fused[cut:], *cells[len(cols):]]]
+    rank, rank_from = seg.rank, seg.rank_from
+    read = False
+    for row in rows:
+        seg.rank, seg.rank_from, seg.sampled = rank, rank_from, False
+        read = _row(seg, cols, row, empty_ok=True) or read
+    seg.sampled = read
+    if read:
+        seg.file.csv_ends = (rows[1][0].strip(), rows[1][-1].strip())
+    return read
 
 
 # --- a plain whitespace-aligned table: columns named only in its header ----------------------
