@@ -1209,6 +1209,20 @@ class JobState:
         learned (a learning rate raised far too high puts a classifier back at chance) climbs there
         over a few noisy lines: no single value jumps, and the recent level rises with it, so the
         spike rules and ``_diverged`` (twice the recent level) do not see it."""
+        if v < 1.0 or len(st.samples) < 10:
+            return False  # (1.0 above a positive best; most samples end here, or on the first level below)
+        first: list[float] = []
+        for r in itertools.islice(st.samples, 12):  # the window's first values: a few reads
+            x = r.data.get("loss")
+            if x is not None and isfinite(x):
+                first.append(x)
+                if len(first) == 3:
+                    break
+        if len(first) < 3 or v < RETURN_LEVEL * sorted(first)[1]:
+            return False
+        best = finite_min(st.samples, "loss")  # the window's sorted copy
+        if best is None or best <= 0 or v < 3 * best or v - best < 1.0:
+            return False
         last: list[float] = []
         for r in itertools.islice(reversed(st.samples), 12):  # throughput / evaluation lines in between
             x = r.data.get("loss")
@@ -1217,17 +1231,14 @@ class JobState:
             if not isfinite(x) or len(last) == 5:
                 break
             last.append(x)
-        best = finite_min(st.samples, "loss")
-        if len(last) < 5 or best is None or best <= 0:
-            return False
-        low = min(*last, v)
+        low = min(*last, v) if len(last) == 5 else -math.inf
         if low < 3 * best or low - best < 1.0:
-            return False  # (most samples end here, on 5 reads)
+            return False
+        start = sorted(first)[1]
+        if best > start / 3 or low < RETURN_LEVEL * start:
+            return False
         vals = [(r.step, x) for r in st.samples if (x := r.data.get("loss")) is not None and isfinite(x)]
         if len(vals) < 10:
-            return False
-        start = sorted(x for _, x in vals[:3])[1]
-        if best > start / 3 or low < RETURN_LEVEL * start:
             return False
         at = max(i for i, (_, x) in enumerate(vals) if x == best)
         steps = [s for s, _ in vals[at:]] + [rec.step]
