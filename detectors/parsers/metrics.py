@@ -819,6 +819,23 @@ def _region(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"step": float(rm.group("seen")), "loss": total}, "local")
 
 
+# --- a key/value table of an RL logger: rllab / rlkit / garage ``dump_tabular`` (tabulate's plain format) ----
+# "trainer/QF1 Loss                              1.35779e+19": each row a statistic of its own (QF1, QF2 and
+# policy losses, Q predictions, returns), the key and the value far apart. Rows of different losses make
+# no series of one loss, so a row is read only when its value says something alone: a loss past any
+# objective a run trains (a critic's bootstrapped values blown up), the ``ABSURD_LOSS`` of the spike rules
+TABULAR_ABSURD = 1e12  # detect.ABSURD_LOSS (the parsers sit below detect; tests/detectors/test_tabular_loss.py checks)
+_TABULAR_LOSS = re.compile(r"[Ll]oss {2,}(?P<v>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def _tabular_loss(m: re.Match[str], seg: Segment) -> bool:
+    tm = _TABULAR_LOSS.search(seg.body)
+    v = parse_number(tm.group("v")) if tm else None
+    if v is None or not math.isfinite(v) or abs(v) < TABULAR_ABSURD:
+        return False
+    return _emit(seg, {"loss": v}, "local")
+
+
 # --- YOLACT (dbolya/yolact, yolact_edge and the many forks that keep its train.py print) ----------
 # "[  0]     880 || B: 6.110 | C: 2.926 | M: 4.701 | S: 0.337 | T: 14.074 || ETA: 1 day, 17:41:34 || timer: 0.167":
 # the epoch, the iteration, each loss part's moving average under its one- or two-letter label (B box,
@@ -847,6 +864,8 @@ RULES = [
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
+    # (a huge value only: "e+12" and up, or 13+ digits before the point)
+    Rule("table.tabular_loss", r"[Ll]oss {2,}[-+]?(?:[0-9.]+[eE]\+?(?:1[2-9]|[2-9][0-9]|[1-9][0-9]{2})|[0-9]{13})", _tabular_loss),
     Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by|scaling down gradients \(L2 norm"
          # (the second half of a wrapped report: read only right after its first half)
          r"|threshold=[0-9]", _clip_report),
