@@ -1284,6 +1284,10 @@ class _Correlator:
                      and f.rank is not None and not f.data.get("observed")}
         if not reporters or any(f.failure == "rank_hang" and f.rank is not None for f in fatal):
             return []
+        if self.st.exits and all(e.data.get("exitcode") == 0 for e in self.st.exits):
+            # every worker a launcher reported on returned 0: the lost peers were the job's own
+            # shutdown (the store's host leaving first), not a rank that died or hung
+            return []
         # a cause that outranks a hang, or a communication error a rank printed itself (it called the
         # collective wrongly or its transport failed: its peers wait on it, they do not hang)
         causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and (
@@ -1747,6 +1751,13 @@ class _Correlator:
             # a writer's non-finite value under a dynamic loss scaler: the scaler's overflow steps
             base = [f for f in base if not f.data.get("scaled")]
         self.setup_failures(base)
+        if self.st.exits and all(e.data.get("exitcode") == 0 for e in self.st.exits):
+            # every worker a launcher reported on returned 0: a lost peer was the job's own shutdown
+            # (the store's host leaving first: the heartbeat's "recvValue failed ... Connection reset")
+            for f in base:
+                if f.failure == "peer_connection_lost" and f.role is Role.COLLATERAL:
+                    f.role = Role.BENIGN
+                    f.data["clean_exit"] = True
         if self.ctx.get("srun_node_tasks"):
             _untask(base)
         for f in base:
@@ -2545,6 +2556,7 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
     """Drop the copies every rank prints of the same scale move (same scales and time)."""
     out: list[ScaleMove] = []
     by_step: set[tuple[int, float | None, float | None]] = set()
+    copy_end = -1  # the line of the last word-for-word copy of out[-1]
     for m in sorted(moves, key=lambda m: m.order):
         if m.step is not None:
             # every rank logs the same (synchronised) scale: one move per step
@@ -2557,6 +2569,12 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
             if (p.from_scale, p.to_scale, p.time, p.step) == (m.from_scale, m.to_scale, m.time, m.step) and p.source.path == m.source.path and (m.time is not None or m.step is not None):
                 continue
             if p.source.line == m.source.line and p.source.path == m.source.path:
+                continue
+            if (p.source.path == m.source.path and m.source.line - max(p.source.line, copy_end) == 1
+                    and p.source.text == m.source.text and (p.from_scale, p.to_scale, p.step) == (m.from_scale, m.to_scale, m.step)):
+                # the same back-off, word for word, on the very next line: another process's copy
+                # (apex prints its "reducing loss scale to 256.0" on every rank, untagged)
+                copy_end = m.source.line
                 continue
             if ((p.from_scale, p.to_scale) == (m.from_scale, m.to_scale) and m.to_scale is not None
                     and m.from_scale is not None and p.source.path == m.source.path

@@ -29,6 +29,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
              "avg loss", "mean_loss", "loss_value", "cross_entropy", "cross entropy", "cross-entropy", "crossentropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
+             # the loss per target token (NVIDIA DeepLearningExamples' GNMT: "Loss/tok 9.6782 (10.2120)")
+             "loss/tok", "loss/token", "loss per token", "loss_per_token", "loss_per_tok",
              "cost",  # the loss under its optimisation name: Marian's "Cost 87.32", Theano-era "Cost  25.91"
              "l1",  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
              # a likelihood model's loss, its negative log-likelihood, per dimension in bits (flows,

@@ -122,6 +122,19 @@ def _ds_exit(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+_DS_CLEAN = re.compile(r"\bProcess (?P<pid>\d+) exits successfully")
+
+
+def _ds_clean(m: re.Match[str], seg: Segment) -> bool:
+    """DeepSpeed's launcher on a worker that returned 0 (``launch.py:367:main] Process 2486035
+    exits successfully.``): that process ended cleanly (its pid names it; no rank)."""
+    cm = _DS_CLEAN.search(seg.body)
+    if not cm:
+        return False
+    _exit(seg, 0, "deepspeed", trusted=True, pid=int(cm.group("pid")))
+    return True
+
+
 def _ds_cmd(m: re.Match[str], seg: Segment) -> bool:
     """DeepSpeed's sigkill_handler prints the command list first; a wrapped paste puts
     ``exits with return code`` on a later line: remember the command's local rank."""
@@ -409,6 +422,7 @@ RULES = [
     Rule("launcher.received", r"Received SIG(?:TERM|INT)\b", _received),
     Rule("launcher.deepspeed_exit", r"exits with return code = -?\d+", _ds_exit),
     Rule("launcher.deepspeed_cmd", r"sigkill_handler\] \[", _ds_cmd),
+    Rule("launcher.deepspeed_clean", r"launch\.py:\d+:main\] Process \d+ exits successfully", _ds_clean),
     Rule("launcher.legacy", r"CalledProcessError: Command '\[", _legacy),
     Rule("launcher.composer", r"Rank \d+ crashed with exit code -?\d+", _composer),
     Rule("launcher.mpirun", r"MPI_ABORT was invoked on rank \d+|(?:mpirun|mpiexec|orterun|prterun) noticed that process rank \d+|Process name:\s+\[(?:\[\d+,\d+\]|prterun-[\w.-]+@\d+),\d+\]|^\s*Exit code:\s+-?\d+",

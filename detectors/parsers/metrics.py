@@ -109,9 +109,10 @@ _LEAD_STEP = re.compile(r"\[(\d{1,9})\]:?\s+(?=[A-Za-z_][\w/ .-]{0,40}\s*[:=])")
 _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
 # the bracketed epoch of the metric loggers that count iterations per epoch: Swin/SimMIM/MoBY
 # "Train: [3/300][290/625]", DeiT/MAE/PaddleDetection "Epoch: [0] [  560/21947]", HRNet
-# "Epoch: [19][300/7922]", MMEngine's epoch-based loop "Epoch(train) [1][ 10/20]" (the second pair
+# "Epoch: [19][300/7922]", NVIDIA DeepLearningExamples' GNMT "TRAIN [3][840/1938]", MMEngine's
+# epoch-based loop "Epoch(train) [1][ 10/20]" (the second pair
 # restarts every epoch: no step, but it orders one epoch's lines: "epoch_iter")
-_BRACKET_EPOCH = re.compile(r"\b(?:Train|Training|Epoch(?:\(train\))?)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]"
+_BRACKET_EPOCH = re.compile(r"\b(?:Train|TRAIN|Training|Epoch(?:\(train\))?)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]"
                             # (plain loops print the epoch bare: "Epoch 2 [20/31]", "Epoch 3/10 [120/500]")
                             r"|\bEpoch:?\s{1,4}(\d{1,6})(?:/\d{1,6})?\s{1,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
 
