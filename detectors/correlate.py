@@ -29,6 +29,7 @@ from typing import Any
 from detectors.detect import ABSURD_LOSS, JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
+from detectors.oddrank import lagging_rank
 from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.prefixes import split_prefixes
 from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher
@@ -1371,6 +1372,7 @@ class _Correlator:
             return -1
 
         from_progress = False
+        apart: tuple[int, str, Source] | None = None
         if len(candidates) > 1:
             steps = {r: last_step(r) for r in candidates}
             lowest = min(steps.values())
@@ -1383,6 +1385,12 @@ class _Correlator:
                 short = [r for r in tied if marks[r] == low]
                 if low >= 0 and len(short) == 1:
                     tied, from_progress = short, True
+            if (len(tied) > 1 and any(f.failure == "collective_timeout" for f in fatal)
+                    and (lag := self.lagging(known | reporters, ws)) is not None and lag[0] in tied):
+                # level in steps and progress, but one of them last noted something its peers did not
+                # (``running validation`` while they print ``epoch 1 done``): it went elsewhere, and
+                # the collective its peers then timed out in waited for it
+                tied, apart = [lag[0]], lag
             candidates = tied
             if len(candidates) != 1:
                 return []
@@ -1408,6 +1416,9 @@ class _Correlator:
             extra["silent_death"] = True
         if from_progress:
             extra["behind_in_progress"] = True
+        if apart is not None:
+            extra.update(last_note=apart[1], last_note_line=apart[2].text)
+            evidence.insert(0, apart[2])
         if stacked is not None:
             extra.update(stacks=stacked[1], stacks_from="timeout", rank_from="stacks")
         extra.setdefault("rank_from", "progress")
@@ -1415,6 +1426,21 @@ class _Correlator:
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
+
+    def lagging(self, known: set[int], ws: int | None) -> tuple[int, str, Source] | None:
+        """The one rank whose last own note stands apart from every other rank's last note
+        (detectors.oddrank.``lagging_rank`` over each file's last lines: JobState.last_notes), with
+        why ("apart", "behind") and its line; None when no one rank does, or when the notes do not
+        cover every rank of the world (of ``ws`` ranks; every rank ``known`` to the job too):
+        a rank whose last note is not there may be the one that stands apart."""
+        last: dict[int, tuple[str, Source]] = {}
+        for notes in getattr(self.st, "last_notes", {}).values():
+            for rank, (_, body, src) in notes.items():
+                last[rank] = (body, src)
+        if not known <= last.keys() or (ws and set(range(ws)) != last.keys()):
+            return None
+        got = lagging_rank({r: body for r, (body, _) in last.items()})
+        return (got[0], got[1], last[got[0]][1]) if got is not None else None
 
     def spared_by_teardown(self, fatal: list[Finding]) -> list[Finding]:
         """Every rank of a known world but one reports the launcher's SIGTERM reaching it (Paddle's

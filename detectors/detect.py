@@ -298,6 +298,9 @@ class JobState:
         self.skip_windows: list[tuple[float, float, int, Source]] = []
         # the scale a dynamic scaler last said it grew back to (since the last back-off)
         self.scale_regrown: float | None = None
+        # per file, each rank's last own note in the file's last lines: path → rank → (line, the
+        # message made comparable, the line) (parse.py ``_last_notes``; correlate.hang)
+        self.last_notes: dict[str, dict[int, tuple[int, str, Source]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -329,6 +332,7 @@ class JobState:
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
         self.__dict__.setdefault("trained_at", None)
+        self.__dict__.setdefault("last_notes", {})
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -396,6 +400,11 @@ class JobState:
     # ----------------------------------------------------------------- the stage
     def add(self, ev: Event, now: float | None = None) -> None:
         """Fold one event in. ``now`` is the wall time the line was read (live only)."""
+        if ev.kind is EventKind.CONTEXT and ev.data.get("key") == "last_notes":
+            # (a note of where the file stands, sent after a chunk: no line's event, so it takes no
+            # arrival order and closes no block, however the file was cut into chunks)
+            self._last_notes(ev)
+            return
         self.order += 1
         order = self.order
         path = ev.source.path
@@ -515,6 +524,24 @@ class JobState:
             if ev.data.get("nccl_proc") is not None and nranks >= self.max_nranks:
                 # the largest communicator seen is the world's: a sub-group's rank is not the global one
                 self._tie_proc(ev.data["nccl_proc"], ev.data["rank"], "prefix")
+
+    def _last_notes(self, ev: Event) -> None:
+        """A file's ranks' last own notes (parse.py ``_last_notes``), replacing what it said before."""
+        notes = getattr(self, "last_notes", None)  # (a JobState pickled by an older version lacks it)
+        if notes is None:
+            notes = self.last_notes = {}
+        path = ev.source.path
+        if path not in notes and len(notes) >= MAX_PROCS:
+            return
+        got: dict[int, tuple[int, str, Source]] = {}
+        for row in str(ev.data["value"]).split("\n"):
+            parts = row.split("\t", 3)
+            if len(parts) == 4 and len(got) < MAX_RANKS:
+                got[int(parts[0])] = (int(parts[1]), parts[2], Source(path, int(parts[1]), parts[3]))
+        if got:
+            notes[path] = got
+        else:
+            notes.pop(path, None)
 
     def _open_block(self, ev: Event, order: int, now: float | None) -> None:
         if ev.source.path in self.open_blocks or len(self.open_blocks) < MAX_PROCS:

@@ -11,13 +11,13 @@ printed (``grad buffer size changed 610 -> 1122``). This module reads those line
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from detectors.prefixes import split_prefixes
 from detectors.ranks import message_rank
 
-__all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "OddRank", "odd_rank"]
+__all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "LastLine", "OddRank", "lagging_rank", "last_own_lines", "odd_rank"]
 
 LOOKBACK_BYTES = 12_288  # the tail of a file kept for this (about 150 lines of 80 characters)
 LOOKBACK_LINES = 200
@@ -131,3 +131,84 @@ def _pair(by_template: dict[str, dict[int, tuple[tuple[str, ...], str]]], seen: 
         if diff and all("." not in x and "." not in y and "e" not in x.lower() and "e" not in y.lower() for x, y in diff):
             return OddRank(lo, line_a, "pair", other=hi)
     return None
+
+
+# -------------------------------------------------------------------- each rank's last line
+# not a rank's own progress note: a traceback and its quoted source, an exception's or a
+# timeout's text, a C++ stack frame, a terminate message (every rank prints these as it fails)
+# (or a signal's: "Received SIGTERM", "terminating process 14173" come from the teardown)
+_NOT_NOTE = re.compile(
+    r"Traceback|File \"|Error|error|Exception|\^\^\^|[Tt]imed?[ _-]?out|TIMEOUT|\bframe #\d|\bwhat\(\)|terminate called"
+    r"|\bSIG[A-Z]{2,6}\b|[Ss]ignal\b|[Tt]erminat")
+# a progress bar's clock and rate ("[00:03, 10.54batch/s]", "[30:06<01:10, 69.48s/batch]"): its unit
+# flips between items/s and s/item as the rate drops, so it is no part of the note's words
+_BAR_STATS = re.compile(r"\[\d+:\d\d(?::\d\d)?(?:<[^\]]{0,20})?(?:,[^\]]{0,40})?\]")
+_ERROR_LEVEL = ("E", "F", "C")  # ERROR, FATAL, CRITICAL and glog's E/F: a failure's report, not a note
+
+
+@dataclass(frozen=True, slots=True)
+class LastLine:
+    """A rank's last own line in a window: where it is among the window's lines, the message made
+    comparable (its rank tag, clocks and fields that differ by nature removed) and the line."""
+
+    index: int
+    body: str
+    line: str
+
+
+def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None = None) -> dict[int, LastLine]:
+    """Each rank's last own progress note among ``lines`` (a file's last lines, oldest first):
+    a line that names its rank (its prefix, its message, or ``file_rank``: the rank whose file it
+    is) and is a note of the rank's own, not a traceback, an error or a warning every failing
+    rank prints alike."""
+    got: dict[int, LastLine] = {}
+    for i, raw in enumerate(lines):
+        line = raw.rsplit("\r", 1)[-1] if "\r" in raw else raw
+        if not line.strip() or len(line) > MAX_BODY:
+            continue
+        pre = split_prefixes(line, year)
+        body = pre.body
+        if not body.strip() or body[:1].isspace():
+            continue  # a continuation: an indented frame, a wrapped value
+        rank = pre.rank if pre.rank is not None else message_rank(body)[0]
+        if rank is None and pre.local_rank is None:
+            rank = file_rank
+        if rank is None or _NOT_NOTE.search(body) or (pre.level or " ")[0].upper() in _ERROR_LEVEL:
+            continue
+        norm = " ".join(_CLOCK.sub("", _RANK_TOKEN.sub("", _CLOCK_FIELD.sub("", _BAR_STATS.sub("", body)))).split())
+        if norm:
+            got[rank] = LastLine(i, norm, line.strip())
+    return got
+
+
+def lagging_rank(last: Mapping[int, str]) -> tuple[int, str] | None:
+    """The one rank whose last note (``last``: rank → its comparable message, see
+    ``last_own_lines``) stands apart from every other rank's, with why: "apart" (three ranks at
+    least; every other rank's last note is one line, numbers aside, and this one's another: it
+    went somewhere else, ``running validation`` while its peers print ``epoch 1 done``) or
+    "behind" (every rank's last note is the same line, and this one's whole numbers are below
+    the others', which all agree: ``step 43`` while they print ``step 44``). None otherwise."""
+    if len(last) < 3:
+        return None
+    by_template: dict[str, list[int]] = {}
+    for rank, body in last.items():
+        by_template.setdefault(_NUM.sub("#", body), []).append(rank)
+    if len(by_template) == 2:
+        lone = [ranks for ranks in by_template.values() if len(ranks) == 1]
+        if len(lone) == 1:
+            return lone[0][0], "apart"
+        return None
+    if len(by_template) != 1:
+        return None
+    whole = {rank: tuple(int(v) for v in _NUM.findall(body) if v.lstrip("+-").isdigit()) for rank, body in last.items()}
+    values: dict[tuple[int, ...], list[int]] = {}
+    for rank, v in whole.items():
+        values.setdefault(v, []).append(rank)
+    if len(values) != 2:
+        return None
+    single = [(v, ranks[0]) for v, ranks in values.items() if len(ranks) == 1]
+    if len(single) != 1:
+        return None
+    mine, rank = single[0]
+    others = next(o for o in values if o != mine)
+    return (rank, "behind") if len(mine) == len(others) and mine < others else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import zlib
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Any
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
-from detectors.oddrank import LOOKBACK_BYTES, odd_rank
+from detectors.oddrank import LOOKBACK_BYTES, LOOKBACK_LINES, last_own_lines, odd_rank
 from detectors.parsers import (
     context,
     exceptions,
@@ -200,11 +201,14 @@ class LogParser:
                 book.parse(text, lineno, state, ids, out, self.parse_line)
             else:
                 self.parse_line(text, lineno, state, ids, out)
+        end = lineno + count(b"\n", pos)  # the number of the line after the chunk
         if count_all:
-            lineno += count(b"\n", pos)
+            lineno = end
         state.look_buf = None
         tail = getattr(state, "tail", b"")  # a FileState pickled by an older version lacks it
         state.tail = buf[-LOOKBACK_BYTES:] if len(buf) >= LOOKBACK_BYTES else (tail + buf)[-LOOKBACK_BYTES:]
+        if buf:
+            _last_notes(state, first_lineno, end, out)
         return out, lineno - first_lineno
 
     def parse_line(
@@ -502,6 +506,42 @@ def _bar_progress(state: FileState, data: dict[str, Any]) -> None:
     n = progress.bar_before(before[-LOOKBACK_BYTES:])
     if n is not None:
         data["progress"] = n
+
+
+def _last_notes(state: FileState, first_line: int, end: int, out: list[Event]) -> None:
+    """Each rank's last own note in the file's last ``LOOKBACK_BYTES`` (detectors.oddrank.
+    ``last_own_lines``), kept up to date after every chunk (``first_line``: the chunk's first
+    line, ``end``: the line after it) and sent on as a CONTEXT ``last_notes`` event when it
+    changed. A function of the file's last bytes alone, so the same however the file was cut into
+    chunks (live as offline): the lines of earlier chunks still in the window keep what they
+    said, the chunk's own lines in it are read, and what left the window is forgotten. A hang's
+    culprit is often the one rank whose last line went elsewhere (``running validation`` while its
+    peers print ``epoch 1 done``); most of those lines match no rule, so no event shows them."""
+    window = state.tail
+    lines = window.decode("utf-8", "replace").split("\n")
+    last = end - 1  # the number of the window's last line
+    if lines and lines[-1] == "":
+        lines.pop()  # (the chunk ended with its newline)
+    else:
+        last = end
+    if len(window) >= LOOKBACK_BYTES and lines:
+        lines = lines[1:]  # (a line cut by the window's start)
+    lines = lines[-LOOKBACK_LINES:]
+    first = last - len(lines) + 1  # the number of the window's first whole line
+    new_from = max(first_line, first)
+    # (the rank of the file's own path, never one a pasted "==> path <==" section gave it later)
+    own = getattr(state, "own_ranks", None)  # (a FileState pickled by an older version lacks it)
+    file_rank = own[0] if own is not None else state.rank
+    kept = {r: n for r, n in (getattr(state, "notes", None) or {}).items() if n[0] >= first}
+    for r, n in last_own_lines(lines[new_from - first:], state.year, file_rank).items():
+        kept[r] = (new_from + n.index, n.body, n.line)
+    state.notes = kept
+    value = "\n".join(f"{r}\t{ln}\t{body.replace(chr(9), ' ')}\t{text}" for r, (ln, body, text) in sorted(kept.items()))
+    key = zlib.crc32(value.encode("utf-8", "surrogatepass"))
+    if key == getattr(state, "notes_key", 0):  # (a FileState pickled by an older version lacks it)
+        return
+    state.notes_key = key
+    out.append(Event(EventKind.CONTEXT, Source(state.path, max(last, 1), ""), data={"key": "last_notes", "value": value}))
 
 
 def _counted_none(body: str, start: int) -> bool:

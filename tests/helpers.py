@@ -94,9 +94,17 @@ class Sink:
 
     def __init__(self) -> None:
         self.events: list[Event] = []
+        # each file's ``last_notes`` (parse.py ``_last_notes``): a note of where the file stands,
+        # sent after a chunk when it changed, so how many come depends on the read size (the
+        # last one's value does not); kept apart from the events of the lines
+        self.notes: list[Event] = []
 
     def __call__(self, events: list[Event]) -> None:
-        self.events.extend(events)
+        for ev in events:
+            if ev.kind is EventKind.CONTEXT and ev.data.get("key") == "last_notes":
+                self.notes.append(ev)
+            else:
+                self.events.append(ev)
 
     def samples(self, path_part: str = "") -> list[Event]:
         return [e for e in self.events

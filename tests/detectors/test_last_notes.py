@@ -1,0 +1,193 @@
+"""A collective timed out and the ranks are level in their steps: the rank whose LAST own line
+went somewhere else than every peer's is the one the collective waited for (parse.py
+``_last_notes``, oddrank.``last_own_lines`` / ``lagging_rank``, correlate.hang).
+
+torch.multiprocessing.spawn jobs (gloo, torch 2.x) whose workers log one line per step with their
+rank; one worker goes elsewhere (a validation only it runs, a prefetch worker it waits on) and
+never reaches the all_reduce its peers wait in; spawn then prints the first failed process's
+gloo timeout and terminates the rest. Most of those last lines match no rule, so only the
+file's last lines show them."""
+
+from __future__ import annotations
+
+import pytest
+
+from detectors.engine import Engine
+from detectors.model import Incident
+from detectors.oddrank import lagging_rank, last_own_lines
+from tests.helpers import engine_verdict
+
+# spawn's report of process 0's gloo timeout (the parent's traceback, then the failed process's
+# block), after "Terminating process PID via signal SIGTERM" for the others (torch >= 2.2)
+_SPAWN_TIMEOUT = [
+    "W1206 02:04:24.276000 30614 torch/multiprocessing/spawn.py:165] Terminating process 30701 via signal SIGTERM",
+    "W1206 02:04:24.279000 30614 torch/multiprocessing/spawn.py:165] Terminating process 30702 via signal SIGTERM",
+    "W1206 02:04:24.281000 30614 torch/multiprocessing/spawn.py:165] Terminating process 30703 via signal SIGTERM",
+    "Traceback (most recent call last):",
+    '  File "/home/user/exp/train.py", line 29, in <module>',
+    "    mp.spawn(worker, args=(4,), nprocs=4)",
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 211, in join',
+    "    raise ProcessRaisedException(msg, error_index, failed_process.pid)",
+    "torch.multiprocessing.spawn.ProcessRaisedException: ",
+    "",
+    "-- Process 0 terminated with the following error:",
+    "Traceback (most recent call last):",
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 87, in _wrap',
+    "    fn(i, *args)",
+    '  File "/home/user/exp/train.py", line 22, in worker',
+    "    dist.all_reduce(w.grad)",
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252, in all_reduce',
+    "    work.wait()",
+    "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting "
+    "25000ms for recv operation to complete",
+]
+
+# each rank's lines in three real formats: loguru's default format with a rank field bound into
+# it ("{time:HH:mm:ss.SSS} | {level: <8} | r{extra[rank]} | {message}"), Python logging's
+# "%(asctime)s | rank %(rank)d | %(message)s", and torchrun --tee's "[rankN]:" before a print
+_FORMATS = {
+    "loguru": lambda r, t, msg: f"02:03:53.{t:03d} | INFO     | r{r} | {msg}",
+    "logging": lambda r, t, msg: f"2026-12-06 02:03:53,{t:03d} | rank {r} | {msg}",
+    "torchrun_tee": lambda r, t, msg: f"[rank{r}]: {msg}",
+}
+
+
+def _job(fmt: str, last: dict[int, str]) -> list[str]:
+    """Four ranks at steps 41-44 (the same step each), then each rank's own ``last`` line, then
+    spawn's report of process 0's timeout."""
+    line = _FORMATS[fmt]
+    out = [line(r, 10 * s + r, f"step {s} | loss {0.5 - s / 100 + r / 1000:.4f}") for s in range(41, 45) for r in range(4)]
+    out += [line(r, 500 + r, msg) for r, msg in last.items()]
+    return out + _SPAWN_TIMEOUT
+
+
+_DONE = "epoch 1 done (44 steps)"
+
+
+def _top(lines: list[str]) -> Incident:
+    return engine_verdict(lines)[0]
+
+
+@pytest.mark.parametrize("fmt", sorted(_FORMATS))
+def test_the_rank_that_went_elsewhere_hung(fmt: str) -> None:
+    # rank 2 starts a validation only it runs; ranks 0, 1, 3 end the epoch and wait in all_reduce
+    top = _top(_job(fmt, {0: _DONE, 1: _DONE, 2: "running validation on 64 batches", 3: _DONE}))
+    assert (top.failure, top.rank) == ("rank_hang", 2)
+    assert top.data["last_note"] == "apart"
+    assert "running validation" in top.evidence[0].text
+
+
+@pytest.mark.parametrize("fmt", sorted(_FORMATS))
+def test_level_last_lines_name_no_rank(fmt: str) -> None:
+    # every rank's last line is the same: no rank stands apart, the timeout names none
+    top = _top(_job(fmt, {r: _DONE for r in range(4)}))
+    assert top.failure == "collective_timeout"
+    assert top.rank is None
+
+
+def test_the_rank_behind_in_its_last_note_hung() -> None:
+    # rank 3 printed the same note one step short of its peers
+    last = {0: "step 45: batch ready (16 samples)", 1: "step 45: batch ready (16 samples)",
+            2: "step 45: batch ready (16 samples)", 3: "step 44: batch ready (16 samples)"}
+    top = _top(_job("loguru", last))
+    assert (top.failure, top.rank) == ("rank_hang", 3)
+    assert top.data["last_note"] == "behind"
+
+
+def test_a_rank_without_a_last_note_leaves_it_open() -> None:
+    # rank 3 printed nothing of its own in the file's last lines: it may be the one that stands apart
+    lines = _job("loguru", {0: _DONE, 1: _DONE, 2: "running validation on 64 batches"})
+    lines = [ln for ln in lines if "| r3 |" not in ln]
+    top = _top(lines)
+    assert top.rank != 2
+
+
+def test_a_teardown_note_is_not_a_rank_going_elsewhere() -> None:
+    # Lightning's "[rank: 2] Received SIGTERM: 15" comes from spawn's teardown, after the timeout
+    lines = [*_job("logging", {r: _DONE for r in range(4)}), "[rank: 2] Received SIGTERM: 15"]
+    top = _top(lines)
+    assert top.failure == "collective_timeout"
+    assert top.rank is None
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 64])
+def test_chunking_does_not_change_the_last_notes(size: int) -> None:
+    # live reads a file a few lines at a time, offline in one chunk: the notes are the same, also
+    # when the file is longer than the window the notes are read from (earlier notes leave it)
+    early = [f"02:01:{s % 60:02d}.{r:03d} | INFO     | r{r} | warm-up batch {s} of rank {r} read ({s * 7} kB)"
+             for s in range(300) for r in range(4 if s < 290 else 3)]
+    lines = early + _job("loguru", {0: _DONE, 1: "running validation on 64 batches", 2: _DONE, 3: _DONE})
+    whole = Engine("t")
+    whole.feed("".join(f"{ln}\n" for ln in lines).encode(), 1, whole.open_file("train.log"))
+    live = Engine("t")
+    fs = live.open_file("train.log")
+    for i in range(0, len(lines), size):
+        live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
+    assert whole.state.last_notes == live.state.last_notes
+    assert whole.state.last_notes["train.log"][1][2].line == len(early) + 18
+    assert [(i.failure, i.rank) for i in whole.verdict()] == [(i.failure, i.rank) for i in live.verdict()]
+    assert (whole.verdict()[0].failure, whole.verdict()[0].rank) == ("rank_hang", 1)
+    # part way through, while rank 3's last warm-up lines are still in the window, too
+    part = len(early) - 5
+    whole = Engine("t")
+    whole.feed("".join(f"{ln}\n" for ln in lines[:part]).encode(), 1, whole.open_file("train.log"))
+    live = Engine("t")
+    fs = live.open_file("train.log")
+    for i in range(0, part, size):
+        live.feed("".join(f"{ln}\n" for ln in lines[i:min(i + size, part)]).encode(), i + 1, fs)
+    assert whole.state.last_notes == live.state.last_notes
+    assert sorted(whole.state.last_notes["train.log"]) == [0, 1, 2, 3]
+
+
+def test_per_rank_files_untagged_lines_are_the_files_rank() -> None:
+    # per-rank log files (one per worker, its lines untagged): each file's last line is its rank's
+    eng = Engine("t")
+    for r in range(3):
+        fs = eng.open_file(f"logs/rank{r}.log", rank=r)
+        msg = "step 137: loading next shard" if r == 1 else "step 125 | loss 0.0561"
+        body = [f"2026-12-07 02:25:06.{100 + r:03d} | INFO | step {s} | loss 0.06" for s in (100, 125)] + [
+            f"2026-12-07 02:25:06.{500 + r:03d} | INFO | {msg}"]
+        eng.feed("".join(f"{ln}\n" for ln in body).encode(), 1, fs)
+    notes = {r: n for per_file in eng.state.last_notes.values() for r, n in per_file.items()}
+    assert sorted(notes) == [0, 1, 2]
+    assert lagging_rank({r: n[1] for r, n in notes.items()}) == (1, "apart")
+
+
+def test_last_own_lines_skip_failures_and_frames() -> None:
+    # what every failing rank prints alike is no note of where it went (torchrun --tee prefixes)
+    lines = [
+        "[rank0]: epoch 1 done",
+        "[rank1]: epoch 1 done",
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/home/user/train.py", line 29, in <module>',
+        "[rank1]:     dist.barrier()",
+        "[rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer",
+        "[rank0]:[E1207 06:57:11.688 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout",
+    ]
+    got = last_own_lines(lines)
+    assert {r: n.body for r, n in got.items()} == {0: "epoch 1 done", 1: "epoch 1 done"}
+    assert got[1].index == 1
+
+
+def test_lagging_rank_needs_three_ranks_and_one_apart() -> None:
+    assert lagging_rank({0: "epoch 1 done", 1: "running validation"}) is None
+    assert lagging_rank({0: "a", 1: "b", 2: "c"}) is None
+    assert lagging_rank({0: "a", 1: "b", 2: "b", 3: "a"}) is None
+    assert lagging_rank({0: "step 4 loss 0.5", 1: "step 4 loss 0.6", 2: "step 4 loss 0.7"}) is None
+    assert lagging_rank({0: "Epoch 9: 35batch", 1: "Epoch 9: 26batch", 2: "Epoch 9: 35batch"}) == (1, "behind")
+
+
+def test_the_notes_survive_the_daemons_checkpoint() -> None:
+    # the engine checkpoint (monitor/snapshot.py) holds the job's and each file's notes
+    import json
+
+    from monitor.snapshot import dump, load
+
+    eng = Engine("t")
+    fs = eng.open_file("train.log")
+    eng.feed("".join(f"{ln}\n" for ln in _job("loguru", {0: _DONE, 1: "running validation", 2: _DONE, 3: _DONE})).encode(),
+             1, fs)
+    back = load(json.loads(json.dumps(dump({"engine": eng, "file": fs}))))
+    assert back["engine"].state.last_notes == eng.state.last_notes
+    assert (back["file"].notes, back["file"].notes_key) == (fs.notes, fs.notes_key)
+    assert (back["engine"].verdict()[0].failure, back["engine"].verdict()[0].rank) == ("rank_hang", 1)
