@@ -1602,14 +1602,26 @@ class _Correlator:
         # (ranks that logged only progress notes, "rank 1 step 0: backward done", count too)
         behind = self._behind({k: rs for k, rs in self.st.ranks.items()
                                if rs.samples or getattr(rs, "last_progress", None) is not None})
+        apart = self._stopped_apart() if behind is None else None
+        if apart is not None:
+            behind = apart[0]
+            evidence.insert(0, apart[2])
         if scheduled and behind is None:
             # the scheduler said why it stopped the job (scancel, its time limit) and no rank was
             # behind the others: no hang is guessed from the stop
             return []
+        extra: dict[str, Any] = {"last_note": apart[1], "last_note_line": apart[2].text} if apart is not None else {}
         return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, first[2],
                              evidence, severity="warning", rank_from="progress" if behind is not None else None,
                              # a guess from the stop alone: any failure the lines show outranks it
-                             priority=1, stopped_from_outside=True, unclocked=True)]
+                             priority=1, stopped_from_outside=True, unclocked=True, **extra)]
+
+    def _stopped_apart(self) -> tuple[int, str, Source] | None:
+        """A job stopped from outside with no rank behind in steps: the one rank whose last own
+        note stands apart from its peers' (``lagging``: every rank of the world has one) is the one
+        the others waited for (``event=batch_ready`` while they logged ``event=grad_sync_begin``)."""
+        known = set(self.st.seen_global) | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+        return self.lagging(known, self.world_size() or self.spawn_world())
 
     def _timeout_stacks(self, fatal: list[Finding]) -> tuple[int, str] | None:
         """Every rank timed out: the tracebacks of their timeouts are stack samples (a blocking

@@ -191,3 +191,40 @@ def test_the_notes_survive_the_daemons_checkpoint() -> None:
     assert back["engine"].state.last_notes == eng.state.last_notes
     assert (back["file"].notes, back["file"].notes_key) == (fs.notes, fs.notes_key)
     assert (back["engine"].verdict()[0].failure, back["engine"].verdict()[0].rank) == ("rank_hang", 1)
+
+
+# torchrun (torch 2.13) stopped from outside by SIGTERM (a job's time limit, ``timeout -s TERM``)
+_SITE = "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic"
+_STOPPED = [
+    f"W1207 00:50:10.918000 18820 {_SITE}/agent/server/api.py:753] Received 15 death signal, shutting down workers",
+    *[f"W1207 00:50:10.918000 18820 {_SITE}/multiprocessing/api.py:1028] Sending process {pid} closing signal SIGTERM"
+      for pid in range(18845, 18849)],
+    "Traceback (most recent call last):",
+    f'  File "{_SITE}/multiprocessing/api.py", line 86, in _terminate_process_handler',
+    '    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)',
+    "torch.distributed.elastic.multiprocessing.api.SignalException: Process 18820 got signal: 15",
+]
+
+
+def _kv_steps(last: dict[int, str]) -> list[str]:
+    # logfmt lines ("ts=... rank=N event=... step=N"), as structlog's KeyValueRenderer writes them
+    out = []
+    for s in range(30, 37):
+        for r in range(4):
+            out += [f"ts=2026-12-07T00:49:5{s % 10}.2{r}0 rank={r} event=batch_ready step={s}",
+                    f"ts=2026-12-07T00:49:5{s % 10}.2{r}1 rank={r} event=grad_sync_begin step={s}",
+                    f"ts=2026-12-07T00:49:5{s % 10}.2{r}2 rank={r} event=step_end step={s} loss={1.1 - s / 100:.5f}"]
+    return out + [f"ts=2026-12-07T00:49:51.29{r} rank={r} {msg}" for r, msg in last.items()]
+
+
+def test_a_job_stopped_from_outside_names_the_rank_whose_last_note_stands_apart() -> None:
+    # at step 37 ranks 0-2 began the gradient sync, rank 3 only got its batch; torchrun is stopped
+    last = {r: "event=grad_sync_begin step=37" for r in range(3)} | {3: "event=batch_ready step=37"}
+    top = _top([*_kv_steps(last), *_STOPPED])
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", 3)
+    assert top.data["last_note"] == "apart"
+
+
+def test_a_job_stopped_from_outside_with_level_notes_names_no_rank() -> None:
+    top = _top([*_kv_steps({r: "event=grad_sync_begin step=37" for r in range(4)}), *_STOPPED])
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
