@@ -187,7 +187,11 @@ def lagging_rank(last: Mapping[int, str]) -> tuple[int, str] | None:
     least; every other rank's last note is one line, numbers aside, and this one's another: it
     went somewhere else, ``running validation`` while its peers print ``epoch 1 done``) or
     "behind" (every rank's last note is the same line, and this one's whole numbers are below
-    the others', which all agree: ``step 43`` while they print ``step 44``). None otherwise."""
+    the others', which all agree: ``step 43`` while they print ``step 44``; with two ranks, the
+    one whose note is one count short in a single place, ``"micro": 1`` against ``"micro": 2``).
+    None otherwise."""
+    if len(last) == 2:
+        return _behind_of_two(last)
     if len(last) < 3:
         return None
     by_template: dict[str, list[int]] = {}
@@ -200,7 +204,7 @@ def lagging_rank(last: Mapping[int, str]) -> tuple[int, str] | None:
         return None
     if len(by_template) != 1:
         return None
-    whole = {rank: tuple(int(v) for v in _NUM.findall(body) if v.lstrip("+-").isdigit()) for rank, body in last.items()}
+    whole = {rank: _whole_numbers(body) for rank, body in last.items()}
     values: dict[tuple[int, ...], list[int]] = {}
     for rank, v in whole.items():
         values.setdefault(v, []).append(rank)
@@ -212,3 +216,20 @@ def lagging_rank(last: Mapping[int, str]) -> tuple[int, str] | None:
     mine, rank = single[0]
     others = next(o for o in values if o != mine)
     return (rank, "behind") if len(mine) == len(others) and mine < others else None
+
+
+def _whole_numbers(body: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in _NUM.findall(body) if v.lstrip("+-").isdigit())
+
+
+def _behind_of_two(last: Mapping[int, str]) -> tuple[int, str] | None:
+    """Two ranks whose last notes are one line with the same whole numbers but one, lower on
+    one rank: that rank is behind (which of two that differ in words is odd, none can say)."""
+    (ra, a), (rb, b) = sorted(last.items())
+    if _NUM.sub("#", a) != _NUM.sub("#", b):
+        return None
+    va, vb = _whole_numbers(a), _whole_numbers(b)
+    diff = [i for i, (x, y) in enumerate(zip(va, vb, strict=False)) if x != y]
+    if len(va) != len(vb) or len(diff) != 1:
+        return None
+    return (ra, "behind") if va[diff[0]] < vb[diff[0]] else (rb, "behind")

@@ -228,3 +228,24 @@ def test_a_job_stopped_from_outside_names_the_rank_whose_last_note_stands_apart(
 def test_a_job_stopped_from_outside_with_level_notes_names_no_rank() -> None:
     top = _top([*_kv_steps({r: "event=grad_sync_begin step=37" for r in range(4)}), *_STOPPED])
     assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
+
+
+def test_of_two_ranks_the_one_a_count_short_is_behind() -> None:
+    assert lagging_rank({0: "step 17 micro 2 sync false", 1: "step 17 micro 1 sync false"}) == (1, "behind")
+    assert lagging_rank({0: "step 16 micro 3", 1: "step 17 micro 0"}) is None  # two places differ
+    assert lagging_rank({0: "epoch 1 done", 1: "running validation"}) is None  # which is odd?
+    assert lagging_rank({0: "step 17 micro 2", 1: "step 17 micro 2"}) is None
+
+
+def test_two_ranks_stopped_from_outside_the_one_behind_in_its_micro_step_hung() -> None:
+    # structlog's JSONRenderer lines, one per gradient-accumulation micro-step (the last one syncs);
+    # rank 1 stalls inside micro-step 2 while rank 0 waits in its all_reduce; torchrun is stopped
+    def micro(r: int, s: int, m: int) -> str:
+        return (f'{{"rank": {r}, "world_size": 2, "step": {s}, "micro": {m}, "loss": {1 + m / 10 + r / 100:.5f}, '
+                f'"sync": {"true" if m == 3 else "false"}, "event": "micro_step", "level": "info", '
+                f'"timestamp": "2026-12-07T02:10:00.{100 * s + 10 * m + r:06d}Z"}}')
+    lines = [micro(r, s, m) for s in range(14, 17) for m in range(4) for r in range(2)]
+    lines += [micro(0, 17, m) for m in range(3)] + [micro(1, 17, m) for m in range(2)]
+    top = _top([*lines, *_STOPPED])
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", 1)
+    assert top.data["last_note"] == "behind"
