@@ -1427,6 +1427,36 @@ class _Correlator:
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
 
+    def unnamed_wait(self, fatal: list[Finding]) -> list[Finding]:
+        """Collectives (or the store's set-up barrier) timed out in reports that name no rank (a
+        traceback with no rank tag, printed by every waiting rank alike), nothing else failed, and
+        the one rank whose last own note stands apart from every other rank's (``lagging``: every
+        rank of a known world has one) is the one they waited for: ``preparing dataset cache ...``
+        while its peers printed ``dataset ready; init_process_group(gloo)``."""
+        timeouts = [f for f in fatal if f.failure == "collective_timeout" and not f.data.get("observed")]
+        if not timeouts or any(f.rank is not None for f in timeouts) or any(
+                f.failure in ("rank_hang", "rank_killed") for f in fatal):
+            return []
+        if any(f.role is Role.CAUSE and not f.data.get("weak") for f in fatal):
+            return []
+        ws = self.world_size() or self.spawn_world()
+        if not ws:
+            return []
+        known = set(self.st.seen_global) | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+        lag = self.lagging(known, ws)
+        if lag is None or lag[1] != "apart":
+            # (a note with other numbers than its peers' need not be behind them with nothing else
+            # to go by: a store address of its own, ``localhost:29511`` against ``:44131``)
+            return []
+        for f in fatal:
+            if f.role is Role.CAUSE and f.data.get("weak"):
+                # (a launcher's exit of a rank with no error of its own here: the timeouts were theirs)
+                f.role = Role.COLLATERAL
+        first = min(timeouts, key=_sort_key)
+        return [self.finding("rank_hang", lag[0], self.last_step(lag[0]), first.time, [lag[2], first.evidence[0]],
+                             rank_from="progress", last_note=lag[1], last_note_line=lag[2].text,
+                             seq=first.data.get("seq"))]
+
     def lagging(self, known: set[int], ws: int | None) -> tuple[int, str, Source] | None:
         """The one rank whose last own note stands apart from every other rank's last note
         (detectors.oddrank.``lagging_rank`` over each file's last lines: JobState.last_notes), with
@@ -1873,6 +1903,7 @@ class _Correlator:
         fatal += self.stalled_before_stop(fatal)
         fatal += self.world_mismatch(fatal)
         fatal += self.hang(fatal)
+        fatal += self.unnamed_wait(fatal)
         fatal += self.spared_by_teardown(fatal)
         if fatal and all(f.failure == "launcher_teardown" and f.role is Role.COLLATERAL for f in fatal) and any(
                 "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS

@@ -249,3 +249,85 @@ def test_two_ranks_stopped_from_outside_the_one_behind_in_its_micro_step_hung() 
     top = _top([*lines, *_STOPPED])
     assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", 1)
     assert top.data["last_note"] == "behind"
+
+
+# torchrun (torch 2.x) jobs whose ranks wait in init_process_group's store for a rank that never
+# arrives: each waiting rank raises DistStoreError with an untagged traceback (no rank named), then
+# torchrun's summary lists the exits (corpus holdout18 g18-068 has this shape with three ranks); the
+# world's size is the pasted command line's
+_VENV = "/opt/venv/lib/python3.11/site-packages/torch/distributed"
+
+
+def _store_wait(absent: int) -> list[str]:
+    return [
+        "Traceback (most recent call last):",
+        '  File "/home/user/job/train.py", line 8, in <module>',
+        '    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=20))',
+        f'  File "{_VENV}/distributed_c10d.py", line 2169, in _new_process_group_helper',
+        "    backend_class = ProcessGroupGloo(",
+        f"torch.distributed.DistStoreError: wait timeout after 20000ms, keys: /default_pg/0//cpu//0/{absent}",
+    ]
+
+
+def _summary(failed: list[int], stopped: int) -> list[str]:
+    out = [f"W1206 03:43:42.887000 8171 {_VENV}/elastic/multiprocessing/api.py:1028] Sending process {8180 + stopped} closing signal SIGTERM",
+           f"E1206 03:43:42.895000 8171 {_VENV}/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) local_rank: {failed[0]} "
+           f"(pid: {8180 + failed[0]}) of binary: /opt/venv/bin/python3.11",
+           "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+           "============================================================", "train.py FAILED",
+           "------------------------------------------------------------", "Failures:"]
+    for i, r in enumerate(failed[1:], 1):
+        out += [f"[{i}]:", "  time      : 2026-12-06_03:43:42", "  host      : localhost", f"  rank      : {r} (local_rank: {r})",
+                f"  exitcode  : 1 (pid: {8180 + r})", "  error_file: <N/A>",
+                "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
+    out += [f"[{len(failed)}]:", "  time      : 2026-12-06_03:43:42", "  host      : localhost",
+            f"  rank      : {stopped} (local_rank: {stopped})", f"  exitcode  : -15 (pid: {8180 + stopped})  (SIGTERM)",
+            "  error_file: <N/A>", f"  traceback : Signal 15 (SIGTERM) received by PID {8180 + stopped}",
+            "------------------------------------------------------------", "Root Cause (first observed failure):", "[0]:",
+            "  time      : 2026-12-06_03:43:42", "  host      : localhost", f"  rank      : {failed[0]} (local_rank: {failed[0]})",
+            f"  exitcode  : 1 (pid: {8180 + failed[0]})", "  error_file: <N/A>",
+            "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+            "============================================================"]
+    return out
+
+
+# a print with the rank in brackets, and Python logging's "%(levelname)s:%(name)s:rank %(rank)d: %(message)s"
+_TAGS = {"print": lambda r, msg: f"[rank {r}] {msg}", "logging": lambda r, msg: f"INFO:__main__:rank {r}: {msg}"}
+
+
+@pytest.mark.parametrize("tag", sorted(_TAGS))
+def test_unnamed_store_waits_name_the_rank_whose_last_note_stands_apart(tag: str) -> None:
+    # ranks 0-2 got their dataset ready and called init_process_group; rank 3 is still preparing it
+    say = _TAGS[tag]
+    lines = ["$ torchrun --nproc_per_node=4 train.py", *[say(r, "preparing dataset cache ...") for r in range(4)]]
+    lines += [say(r, "dataset ready; init_process_group(gloo)") for r in range(3)]
+    lines += [*_store_wait(3), *_store_wait(3), *_store_wait(3), *_summary([0, 1, 2], 3)]
+    top = _top(lines)
+    assert (top.failure, top.rank) == ("rank_hang", 3)
+    assert top.data["last_note"] == "apart"
+
+
+def test_unnamed_store_waits_with_level_notes_name_no_hung_rank() -> None:
+    say = _TAGS["print"]
+    lines = ["$ torchrun --nproc_per_node=4 train.py", *[say(r, "dataset ready; init_process_group(gloo)") for r in range(4)]]
+    lines += [*_store_wait(3), *_store_wait(3), *_store_wait(3), *_summary([0, 1, 2], 3)]
+    top = _top(lines)
+    assert top.failure != "rank_hang"
+
+
+def test_unnamed_store_waits_in_a_world_of_unknown_size_name_no_hung_rank() -> None:
+    # no launcher line says how many ranks there are: a rank the excerpt does not show may be the one
+    say = _TAGS["print"]
+    lines = [say(r, "preparing dataset cache ...") for r in range(4)]
+    lines += [say(r, "dataset ready; init_process_group(gloo)") for r in range(3)]
+    lines += [*_store_wait(3), *_store_wait(3), *_store_wait(3), *_summary([0, 1, 2], 3)]
+    assert _top(lines).failure != "rank_hang"
+
+
+def test_unnamed_store_waits_name_no_rank_whose_note_differs_in_numbers_only() -> None:
+    # rank 3 was given another store address (its own port): other numbers, not a rank behind
+    say = _TAGS["print"]
+    lines = ["$ torchrun --nproc_per_node=4 train.py",
+             *[say(r, f"init_process_group(gloo) master=localhost:{29511 if r == 3 else 44131}") for r in range(4)]]
+    lines += [*_store_wait(3), *_store_wait(3), *_store_wait(3), *_summary([0, 1, 2], 3)]
+    assert _top(lines).failure != "rank_hang"
