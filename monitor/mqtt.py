@@ -155,6 +155,11 @@ def _unjson(v: Any) -> Any:
 
 def event_id(host: str, ev: Event, generation: int = 0) -> str:
     key = f"{host}|{ev.source.path}|{generation}|{ev.source.line}|{ev.kind.value}|{ev.failure}|{ev.step}"
+    if ev.kind is EventKind.CONTEXT and ev.data.get("key") == "last_notes":
+        # a file's ranks' last notes, sent after a chunk (detectors/parse.py ``_last_notes``): not the
+        # event of its line, which may be a CONTEXT event of the same line (the aggregator drops
+        # a second event with one id)
+        key += "|last_notes"
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 

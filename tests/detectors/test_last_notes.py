@@ -331,3 +331,15 @@ def test_unnamed_store_waits_name_no_rank_whose_note_differs_in_numbers_only() -
              *[say(r, f"init_process_group(gloo) master=localhost:{29511 if r == 3 else 44131}") for r in range(4)]]
     lines += [*_store_wait(3), *_store_wait(3), *_store_wait(3), *_summary([0, 1, 2], 3)]
     assert _top(lines).failure != "rank_hang"
+
+
+def test_the_notes_and_a_context_event_of_the_same_line_keep_their_own_mqtt_ids() -> None:
+    # the aggregator drops a second event with one id: the notes sent after a chunk that ended on
+    # a context line (a world size, a tqdm bar at 0) must not take that line's id
+    from detectors.model import Event, EventKind, Source
+    from monitor.mqtt import event_id
+
+    src = Source("train.log", 20, "Trainer: world_size=4")
+    ctx = Event(EventKind.CONTEXT, src, data={"key": "world_size", "value": 4})
+    notes = Event(EventKind.CONTEXT, Source("train.log", 20, ""), data={"key": "last_notes", "value": "0\t20\tx\tx"})
+    assert event_id("node1", ctx) != event_id("node1", notes)
