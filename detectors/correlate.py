@@ -1465,8 +1465,10 @@ class _Correlator:
         a rank whose last note is not there may be the one that stands apart."""
         last: dict[int, tuple[str, Source]] = {}
         for notes in getattr(self.st, "last_notes", {}).values():
-            for rank, (_, body, src) in notes.items():
-                last[rank] = (body, src)
+            for (kind, n), (_, body, src) in notes.items():
+                rank = n if kind == "g" else self.resolve(None, n)
+                if rank is not None:
+                    last[rank] = (body, src)
         if not known <= last.keys() or (ws and set(range(ws)) != last.keys()):
             return None
         got = lagging_rank({r: body for r, (body, _) in last.items()})

@@ -298,9 +298,9 @@ class JobState:
         self.skip_windows: list[tuple[float, float, int, Source]] = []
         # the scale a dynamic scaler last said it grew back to (since the last back-off)
         self.scale_regrown: float | None = None
-        # per file, each rank's last own note in the file's last lines: path → rank → (line, the
-        # message made comparable, the line) (parse.py ``_last_notes``; correlate.hang)
-        self.last_notes: dict[str, dict[int, tuple[int, str, Source]]] = {}
+        # per file, each rank's last own note in the file's last lines: path → ("g", rank) or ("l",
+        # local rank) → (line, the message made comparable, the line) (parse.py ``_last_notes``; correlate.hang)
+        self.last_notes: dict[str, dict[tuple[str, int], tuple[int, str, Source]]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -533,11 +533,12 @@ class JobState:
         path = ev.source.path
         if path not in notes and len(notes) >= MAX_PROCS:
             return
-        got: dict[int, tuple[int, str, Source]] = {}
+        got: dict[tuple[str, int], tuple[int, str, Source]] = {}
         for row in str(ev.data["value"]).split("\n"):
             parts = row.split("\t", 3)
-            if len(parts) == 4 and len(got) < MAX_RANKS:
-                got[int(parts[0])] = (int(parts[1]), parts[2], Source(path, int(parts[1]), parts[3]))
+            if (len(parts) == 4 and len(got) < MAX_RANKS and parts[0][:1] in ("g", "l") and parts[0][1:].isdigit()
+                    and parts[1].isdigit()):
+                got[(parts[0][0], int(parts[0][1:]))] = (int(parts[1]), parts[2], Source(path, int(parts[1]), parts[3]))
         if got:
             notes[path] = got
         else:

@@ -156,12 +156,13 @@ class LastLine:
     line: str
 
 
-def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None = None) -> dict[int, LastLine]:
+def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None = None) -> dict[tuple[str, int], LastLine]:
     """Each rank's last own progress note among ``lines`` (a file's last lines, oldest first):
     a line that names its rank (its prefix, its message, or ``file_rank``: the rank whose file it
     is) and is a note of the rank's own, not a traceback, an error or a warning every failing
-    rank prints alike."""
-    got: dict[int, LastLine] = {}
+    rank prints alike. Keyed ("g", global rank), or ("l", local rank) where only a local rank
+    is named (torchrun's ``[default3]:``; the job's map of local ranks tells the global one)."""
+    got: dict[tuple[str, int], LastLine] = {}
     for i, raw in enumerate(lines):
         line = raw.rsplit("\r", 1)[-1] if "\r" in raw else raw
         if not line.strip() or len(line) > MAX_BODY:
@@ -173,11 +174,12 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
         rank = pre.rank if pre.rank is not None else message_rank(body)[0]
         if rank is None and pre.local_rank is None:
             rank = file_rank
-        if rank is None or _NOT_NOTE.search(body) or (pre.level or " ")[0].upper() in _ERROR_LEVEL:
+        key = ("g", rank) if rank is not None else ("l", pre.local_rank) if pre.local_rank is not None else None
+        if key is None or _NOT_NOTE.search(body) or (pre.level or " ")[0].upper() in _ERROR_LEVEL:
             continue
         norm = " ".join(_CLOCK.sub("", _RANK_TOKEN.sub("", _CLOCK_FIELD.sub("", _BAR_STATS.sub("", body)))).split())
         if norm:
-            got[rank] = LastLine(i, norm, line.strip())
+            got[key] = LastLine(i, norm, line.strip())
     return got
 
 

@@ -536,7 +536,7 @@ def _last_notes(state: FileState, first_line: int, end: int, out: list[Event]) -
     for r, n in last_own_lines(lines[new_from - first:], state.year, file_rank).items():
         kept[r] = (new_from + n.index, n.body, n.line)
     state.notes = kept
-    value = "\n".join(f"{r}\t{ln}\t{body.replace(chr(9), ' ')}\t{text}" for r, (ln, body, text) in sorted(kept.items()))
+    value = "\n".join(f"{k}{r}\t{ln}\t{body.replace(chr(9), ' ')}\t{text}" for (k, r), (ln, body, text) in sorted(kept.items()))
     key = zlib.crc32(value.encode("utf-8", "surrogatepass"))
     if key == getattr(state, "notes_key", 0):  # (a FileState pickled by an older version lacks it)
         return

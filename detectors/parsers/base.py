@@ -119,9 +119,10 @@ class FileState:
     tail: bytes = b""
     look_buf: bytes | None = None
     look_at: int = 0
-    # each rank's last own note in the file's last lines: rank → (line, the message made comparable,
-    # the line), and the CRC-32 of the last ``last_notes`` value sent (parse.py ``_last_notes``; 0: none)
-    notes: dict[int, tuple[int, str, str]] | None = None
+    # each rank's last own note in the file's last lines: ("g", rank) or ("l", local rank) → (line,
+    # the message made comparable, the line), and the CRC-32 of the last ``last_notes`` value sent
+    # (parse.py ``_last_notes``; 0: none)
+    notes: dict[tuple[str, int], tuple[int, str, str]] | None = None
     notes_key: int = 0
 
 

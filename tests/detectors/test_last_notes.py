@@ -44,8 +44,10 @@ _SPAWN_TIMEOUT = [
 
 # each rank's lines in three real formats: loguru's default format with a rank field bound into
 # it ("{time:HH:mm:ss.SSS} | {level: <8} | r{extra[rank]} | {message}"), Python logging's
-# "%(asctime)s | rank %(rank)d | %(message)s", and torchrun --tee's "[rankN]:" before a print
+# "%(asctime)s | rank %(rank)d | %(message)s", torchrun --tee's "[rankN]:" before a print, and its
+# "[defaultN]:" (the local rank only: one node, so the global rank too)
 _FORMATS = {
+    "torchrun_local": lambda r, t, msg: f"[default{r}]:{msg}",
     "loguru": lambda r, t, msg: f"02:03:53.{t:03d} | INFO     | r{r} | {msg}",
     "logging": lambda r, t, msg: f"2026-12-06 02:03:53,{t:03d} | rank {r} | {msg}",
     "torchrun_tee": lambda r, t, msg: f"[rank{r}]: {msg}",
@@ -124,7 +126,7 @@ def test_chunking_does_not_change_the_last_notes(size: int) -> None:
     for i in range(0, len(lines), size):
         live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
     assert whole.state.last_notes == live.state.last_notes
-    assert whole.state.last_notes["train.log"][1][2].line == len(early) + 18
+    assert whole.state.last_notes["train.log"][("g", 1)][2].line == len(early) + 18
     assert [(i.failure, i.rank) for i in whole.verdict()] == [(i.failure, i.rank) for i in live.verdict()]
     assert (whole.verdict()[0].failure, whole.verdict()[0].rank) == ("rank_hang", 1)
     # part way through, while rank 3's last warm-up lines are still in the window, too
@@ -136,7 +138,7 @@ def test_chunking_does_not_change_the_last_notes(size: int) -> None:
     for i in range(0, part, size):
         live.feed("".join(f"{ln}\n" for ln in lines[i:min(i + size, part)]).encode(), i + 1, fs)
     assert whole.state.last_notes == live.state.last_notes
-    assert sorted(whole.state.last_notes["train.log"]) == [0, 1, 2, 3]
+    assert sorted(whole.state.last_notes["train.log"]) == [("g", 0), ("g", 1), ("g", 2), ("g", 3)]
 
 
 def test_per_rank_files_untagged_lines_are_the_files_rank() -> None:
@@ -148,7 +150,7 @@ def test_per_rank_files_untagged_lines_are_the_files_rank() -> None:
         body = [f"2026-12-07 02:25:06.{100 + r:03d} | INFO | step {s} | loss 0.06" for s in (100, 125)] + [
             f"2026-12-07 02:25:06.{500 + r:03d} | INFO | {msg}"]
         eng.feed("".join(f"{ln}\n" for ln in body).encode(), 1, fs)
-    notes = {r: n for per_file in eng.state.last_notes.values() for r, n in per_file.items()}
+    notes = {r: n for per_file in eng.state.last_notes.values() for (_, r), n in per_file.items()}
     assert sorted(notes) == [0, 1, 2]
     assert lagging_rank({r: n[1] for r, n in notes.items()}) == (1, "apart")
 
@@ -165,8 +167,8 @@ def test_last_own_lines_skip_failures_and_frames() -> None:
         "[rank0]:[E1207 06:57:11.688 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout",
     ]
     got = last_own_lines(lines)
-    assert {r: n.body for r, n in got.items()} == {0: "epoch 1 done", 1: "epoch 1 done"}
-    assert got[1].index == 1
+    assert {r: n.body for r, n in got.items()} == {("g", 0): "epoch 1 done", ("g", 1): "epoch 1 done"}
+    assert got[("g", 1)].index == 1
 
 
 def test_lagging_rank_needs_three_ranks_and_one_apart() -> None:

@@ -204,4 +204,4 @@ def test_any_read_size_gives_the_same_events(tmp_path: Path, chunk: int) -> None
     assert [ln for _, ln in sink.sources()] == list(range(1, 50))
     # rank 0's last own line (the file's path names its rank), however the file was read
     last = "step 49 | loss 1.049 | grad_norm 1.0"
-    assert sink.notes[-1].data["value"] == f"0\t49\t{last}\t{last}"
+    assert sink.notes[-1].data["value"] == f"g0\t49\t{last}\t{last}"
