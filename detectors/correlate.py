@@ -1108,7 +1108,9 @@ class _Correlator:
                 later = other and claimed and rank is not None
                 out.append(self.finding(by_code, rank, step, ev.time, [ev.source],
                                         priority=self.cat[by_code].priority - 1 if later else None, **kw))
-            elif code > 0 and (job_cause or comm_cause):
+            elif code > 0 and (job_cause or comm_cause or (rank is None and comm_ranked)):
+                # (an exit naming no rank, "srun: error: nid006742: tasks 32-33: Exited with exit
+                # code 1", beside ranks' own communication errors: those ranks' exits)
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
             elif (code > 0 and timed_out and not own.get(rank if rank is not None else -1) and not other
                   and str(d.get("reporter", "")).startswith("torchrun")):
