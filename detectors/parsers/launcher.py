@@ -383,9 +383,14 @@ _S_TIME = re.compile(r"^\s*time\s*: (?P<t>\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)")
 _S_RULE = re.compile(r"^\s*(?:={20,}|-{20,}|\[\d+\]:)\s*$")
 
 
+# srun's --label before an indented summary line ("1:   rank      : 4 (local_rank: 0)"): the prefix
+# reader leaves a label it cannot tell from a numbered row when indentation follows it
+_S_LABEL = re.compile(r"^\d{1,6}:(?=\s)")
+
+
 def _summary(m: re.Match[str], seg: Segment) -> bool:
     f = seg.file
-    body = seg.body
+    body = _S_LABEL.sub("", seg.body, count=1)
     if _S_RULE.match(body):
         f.summary_ctx_rank = None  # a new failure block (or the end of the summary)
         return True
