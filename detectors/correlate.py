@@ -2141,7 +2141,7 @@ class _Correlator:
             # every rank stopped on the same fp16 overflow: the one rank whose own gradients
             # overflowed (its notes before the all-reduce) is where it came from
             rank = self._local_overflow_rank(None)[0]
-        if rank is not None and head.data.get("message") and len(
+        if rank is not None and (head.data.get("message") or head.data.get("exc_type")) and len(
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and f.data.get("exc_type") == head.data.get("exc_type") and f.data.get("message") == head.data.get("message")
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 _EXC = re.compile(
-    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception))(?::\s*(?P<msg>.*)|\s*$)"
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception|StopIteration))(?::\s*(?P<msg>.*)|\s*$)"
 )
 _FATAL = re.compile(r"^\s*Fatal Python error: (?P<msg>.+)")
 _TEARDOWN_TYPES = {"ChildFailedError", "CalledProcessError"}
@@ -56,7 +56,9 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
     em = _EXC.match(seg.body)
     if em:
         short = em.group("short")
-        if short in _IGNORED:
+        if short in _IGNORED and not (short == "StopIteration" and frames_above(seg)):
+            # (a StopIteration that ends a traceback was not caught: a data iterator ran dry inside
+            # the step, "raise StopIteration" in DataLoader's __next__, and the rank died of it)
             return False
         head = getattr(seg.file, "unraisable", None)  # a FileState pickled by an older version lacks it
         if head is not None:
@@ -289,7 +291,8 @@ BLOCK_RULE = Rule("block.traceback", r"Traceback \(most recent call last\)", _bl
 RANKMAP_RULE = Rule("nccl.rankmap", r"comm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks \d+", _rankmap)
 # the fallback: run only when no specialised rule or fingerprint explained the line
 # (a bare ``raise Exception("...")`` prints ``Exception: ...`` at the start of its line)
-EXCEPTION_RULE = Rule("exception", r"[A-Za-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[ \t:\]])Exception: |Fatal Python error: ",
+EXCEPTION_RULE = Rule("exception", r"[A-Za-z0-9](?:Error|Exception|Failure|Failed)(?::|\s*$)|(?:^|[ \t:\]])Exception: |Fatal Python error: "
+                      r"|(?:^|[ \t:\]])StopIteration(?::|\s*$)",
                       _exception)
 NCCL_CHAIN_RULE = Rule("nccl.chain", r"NCCL WARN |(?:NCCL )?INFO [\w./-]+:\d+ -> \d", _nccl_chain)
 TREES_RULE = Rule("nccl.trees", r"NCCL INFO Trees \[\d+\] -?\d", _trees)
