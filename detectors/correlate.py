@@ -695,8 +695,9 @@ class _Correlator:
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
         first_val = self.st.first_step_value
         rode_out = regrew and lowest is not None and lowest <= 1 and not self._startup_descent(real, floor=lowest)
-        if (real and last_steps and first_val is not None and lowest is not None
-                and (max(last_steps) - first_val) / len(real) >= (500 if lowest > 1 else RODE_OUT_SPACING if rode_out else math.inf)):
+        span = max(last_steps) - first_val if last_steps and first_val is not None else self._epoch_iter_span()
+        if (real and span is not None and lowest is not None
+                and span / len(real) >= (500 if lowest > 1 else RODE_OUT_SPACING if rode_out else math.inf)):
             # at most one overflow per 500 logged steps: the dynamic scaler's normal cycle (it
             # grows after a clean window and halves on the next overflow), nothing to report;
             # (also below 1, one per RODE_OUT_SPACING steps, when the scale climbed back from its
@@ -889,6 +890,20 @@ class _Correlator:
         begin = after[0].step if after[0].step is not None and after[0].step >= first_val else first_val
         span = max(last_steps) - begin
         return span >= SPAN_STEPS and len(after) / span >= HIGH_SKIP_RATE
+
+    def _epoch_iter_span(self) -> float | None:
+        """How many iterations the metric lines span when they count iterations per epoch and no
+        step (GNMT's "TRAIN [3][840/1938]", HRNet's "Epoch: [19][300/7922]"): the epochs between
+        the first and the last line times the longest epoch seen, plus the iterations within
+        them; None without such lines (or with a step counter: see ``first_step_value``)."""
+        pos = [(float(e), float(i)) for rs in self.st.ranks.values() for p in rs.samples
+               if p.step is None and isinstance(e := p.data.get("epoch"), float) and isinstance(i := p.data.get("epoch_iter"), float)
+               and math.isfinite(e) and math.isfinite(i)]
+        if len(pos) < 2:
+            return None
+        per_epoch = max(i for _, i in pos) + 1
+        first, last = min(pos), max(pos)
+        return (last[0] - first[0]) * per_epoch + last[1] - first[1]
 
     def _scale_logged_dynamic(self) -> bool:
         """The logged loss scale is a dynamic scaler's, so 1 is far down its range rather than a

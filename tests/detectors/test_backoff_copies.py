@@ -13,7 +13,7 @@ from __future__ import annotations
 from detectors.correlate import _dedupe_moves
 from detectors.engine import Engine
 from detectors.parsers.fields import extract
-from tests.helpers import fed_state
+from tests.helpers import engine_verdict, fed_state
 
 _BACKOFF = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 256.0"
 _TRAIN = ("0: TRAIN [0][150/1938]\tTime 0.171 (0.151)\tData 1.58e-04 (3.06e-03)\tTok/s 98407 (92133)\t"
@@ -40,3 +40,31 @@ def test_gnmt_training_line_is_a_sample_of_its_epoch_and_iteration() -> None:
     engine.feed(f"{_TRAIN}\n".encode(), 1, engine.open_file("train.log"))
     samples = [s for rs in engine.state.ranks.values() for s in rs.samples]
     assert [(s.data.get("loss"), s.data.get("epoch"), s.data.get("epoch_iter")) for s in samples] == [(7.7909, 0.0, 150.0)]
+
+
+def _train(epoch: int, it: int, loss: float) -> str:
+    return (f"0: TRAIN [{epoch}][{it}/1938]\tTime 0.171 (0.151)\tData 1.58e-04 (3.06e-03)\tTok/s 98407 (92133)\t"
+            f"Loss/tok {loss:.4f} ({loss:.4f})\tLR 1.000e-03")
+
+
+def _burst(scale: float) -> list[str]:
+    return [f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scale}"] * 8
+
+
+def test_back_offs_a_few_per_epoch_over_epochs_counted_per_epoch_are_the_scalers_cycle() -> None:
+    # GNMT counts iterations per epoch, no step: four back-offs over four epochs of 1938
+    # iterations, the scale grown back to 8192 before the last, is the dynamic scaler's cycle
+    lines = [*_burst(256.0), _train(0, 0, 10.53), _train(0, 140, 7.87), *_burst(256.0), _train(0, 170, 7.72),
+             *_burst(128.0), _train(0, 1930, 3.21), _train(1, 900, 3.4), _train(2, 900, 3.2), _train(3, 840, 2.50),
+             *_burst(4096.0), _train(3, 850, 3.28), _train(3, 1930, 3.02)]
+    assert not [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")]
+
+
+def test_back_offs_every_few_iterations_stay_reported() -> None:
+    # the same lines, a halving every ten iterations deep into epoch 2: no cycle, an alert
+    lines = [_train(2, 0, 3.2)]
+    scale = 65536.0
+    for k in range(1, 13):
+        scale /= 2
+        lines += [*_burst(scale), _train(2, 10 * k, 3.2)]
+    assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")]
