@@ -1216,6 +1216,10 @@ class _Correlator:
                                                  or f.failure in ("nonfinite_loss", "cuda_oom", "host_oom", "bf16_unsupported_gpu")
                                                  # a device fault a worker raised (torch.AcceleratorError)
                                                  or self.cat[f.failure].category == "hardware"
+                                                 # any other failure raised as an exception (its
+                                                 # traceback's frames above it), told once
+                                                 or (bool(f.data.get("frames")) and exc_one and not f.data.get("job_scope")
+                                                     and self.cat[f.failure].category != "distributed")
                                                  # (a line of the job's set-up, not of a process:
                                                  # no worker claims it, as no traceback does)
                                                  or (comm_one and f.failure in _COMM_FAILURES
