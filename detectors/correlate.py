@@ -2644,12 +2644,35 @@ def _codes(raw: object) -> list[int]:
 _INTERNAL_DATA = frozenset({"frames", "ends_rank_with"})
 
 
+def _copy_bursts(moves: list[ScaleMove]) -> set[int]:
+    """The ids of the moves that are other processes' copies of the one above them. apex prints
+    its back-off on every rank, untagged ("reducing loss scale to 256.0" eight times in an 8-GPU
+    job): every back-off of the file then comes as a burst of the same line, word for word, on
+    consecutive lines, and every burst is as long as the others. Only then (two bursts at least,
+    all of one length k >= 2) is each burst one move: a single process's back-offs to one scale,
+    one after another with nothing logged between, are moves of their own."""
+    runs: list[list[ScaleMove]] = []
+    for m in sorted(moves, key=lambda m: m.order):
+        last = runs[-1][-1] if runs else None
+        if (last is not None and last.source.path == m.source.path and m.source.line - last.source.line == 1
+                and last.source.text == m.source.text and m.step is None and last.step is None):
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    sizes = {len(r) for r in runs}
+    if len(runs) < 2 or len(sizes) != 1 or sizes.pop() < 2:
+        return set()
+    return {id(m) for r in runs for m in r[1:]}
+
+
 def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
     """Drop the copies every rank prints of the same scale move (same scales and time)."""
     out: list[ScaleMove] = []
     by_step: set[tuple[int, float | None, float | None]] = set()
-    copy_end = -1  # the line of the last word-for-word copy of out[-1]
+    copies = _copy_bursts(moves)
     for m in sorted(moves, key=lambda m: m.order):
+        if id(m) in copies:
+            continue
         if m.step is not None:
             # every rank logs the same (synchronised) scale: one move per step
             k = (m.step, m.from_scale, m.to_scale)
@@ -2661,12 +2684,6 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
             if (p.from_scale, p.to_scale, p.time, p.step) == (m.from_scale, m.to_scale, m.time, m.step) and p.source.path == m.source.path and (m.time is not None or m.step is not None):
                 continue
             if p.source.line == m.source.line and p.source.path == m.source.path:
-                continue
-            if (p.source.path == m.source.path and m.source.line - max(p.source.line, copy_end) == 1
-                    and p.source.text == m.source.text and (p.from_scale, p.to_scale, p.step) == (m.from_scale, m.to_scale, m.step)):
-                # the same back-off, word for word, on the very next line: another process's copy
-                # (apex prints its "reducing loss scale to 256.0" on every rank, untagged)
-                copy_end = m.source.line
                 continue
             if ((p.from_scale, p.to_scale) == (m.from_scale, m.to_scale) and m.to_scale is not None
                     and m.from_scale is not None and p.source.path == m.source.path
