@@ -1182,14 +1182,7 @@ class JobState:
         a row by even steps (1 in 720 for the order alone); a run drifting away (a learning rate
         too high for its curvature, epoch averages creeping up) does, long before any single
         value jumps."""
-        got: list[SampleRec] = []
-        for r in itertools.islice(reversed(st.samples), 12):  # evaluation-only lines in between
-            x = r.data.get("loss")
-            if x is None:
-                continue
-            if not isfinite(x) or len(got) == 5:
-                break
-            got.append(r)
+        got = _recent_losses(st)
         if len(got) < 5:
             return False
         seq = [*(r.data["loss"] for r in reversed(got)), v]
@@ -1251,14 +1244,7 @@ class JobState:
         best = finite_min(st.samples, "loss")  # the window's sorted copy
         if best is None or best <= 0 or v < 3 * best or v - best < 1.0:
             return False
-        last: list[float] = []
-        for r in itertools.islice(reversed(st.samples), 12):  # throughput / evaluation lines in between
-            x = r.data.get("loss")
-            if x is None:
-                continue
-            if not isfinite(x) or len(last) == 5:
-                break
-            last.append(x)
+        last = [r.data["loss"] for r in _recent_losses(st)]
         low = min(*last, v) if len(last) == 5 else -math.inf
         if low < 3 * best or low - best < 1.0:
             return False
@@ -1374,6 +1360,20 @@ def _halves(a: ScaleMove, b: ScaleMove) -> bool:
     b_scale = b.to_scale is not None or b.from_scale is not None
     return (a.step is not None and not a_scale and b_scale and b.step is None) or (
         b.step is not None and not b_scale and a_scale and a.step is None)
+
+
+def _recent_losses(st: RankState, n: int = 5) -> list[SampleRec]:
+    """The rank's last ``n`` finite losses, newest first, among its last 12 samples (throughput or
+    evaluation-only lines in between); fewer when a non-finite one or the window's end comes first."""
+    got: list[SampleRec] = []
+    for r in itertools.islice(reversed(st.samples), 12):
+        x = r.data.get("loss")
+        if x is None:
+            continue
+        if not isfinite(x) or len(got) == n:
+            break
+        got.append(r)
+    return got
 
 
 _NOT_METRICS = frozenset({"progress", "scope", "rank_from", "generation", "attempt"})
