@@ -84,7 +84,11 @@ METRIC_KEYS = frozenset({"loss", "grad_norm", "loss_scale", "eval_loss", "smooth
 
 # PaddleOCR/PaddleDetection format with "{:x<6f}", which pads "nan" to "nanxxx"
 # Python's zero-padded formats ("{:07.5f}") pad "nan" to "0000nan": tried before the plain numbers
-_NUM = r"[-+]?0{0,12}(?:nan|inf(?:inity)?)(?:x{1,8})?(?![a-z])|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# (a whole number with thousands separators, "195,153", "1,048,576": OLMo's "train/Perplexity=195,153";
+# never a leading 0, "0,123" is no thousands, and a comma before a key, "loss=1,lr=0.1", is a separator)
+_NUM = (r"[-+]?0{0,12}(?:nan|inf(?:inity)?)(?:x{1,8})?(?![a-z])|[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?(?![\d.,])"
+        r"|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_THOUSANDS = re.compile(r"[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
 # the key alternatives: longest first so "loss scale" wins over "loss"; a namespace such as
 # "train/", "trainer.", "losses/" (ignored) or "eval/", "val_" (→ eval) may precede the key
 _SEP = re.compile(r"[ _-]")
@@ -134,6 +138,8 @@ def parse_number(text: str) -> float | None:
         rest = t.lstrip("+-").lstrip("0")
         if rest.startswith(("nan", "inf")):
             t = t[:len(t) - len(t.lstrip("+-"))] + rest
+    if "," in t and _THOUSANDS.fullmatch(t):
+        t = t.replace(",", "")
     if t in ("nan", "+nan", "-nan"):
         return math.nan
     if t in ("inf", "+inf", "infinity", "+infinity"):
