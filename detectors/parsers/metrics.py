@@ -723,6 +723,7 @@ def _list_value(cell: str) -> str:
 # cell counts "e/E"; the memory cell has a unit; a tqdm bar follows the last cell.
 _PROGRESS_PART = re.compile(r"[A-Za-z][A-Za-z0-9]{0,20}_loss|box|obj|cls|giou|seg|dfl|kobj|pose|total", re.IGNORECASE)
 _MEM_CELL = re.compile(r"[\d.]+[KMG]B?")
+_BATCH_CELL = re.compile(r"\d{1,6}/\d{1,6}")
 _PROGRESS_CELL = re.compile(r"\d{1,6}/\d{1,6}|[\d.]+[KMG]B?|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)",
                             re.IGNORECASE)
 
@@ -740,17 +741,57 @@ def _progress_header(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _half_unit(cell: str) -> float:
+    """Half a unit in the last printed digit of a decimal cell ("0.05444" → 5e-6, "115" → 0.5):
+    how far its printed value may be from the value it rounds."""
+    mant, _, exp = cell.casefold().partition("e")
+    digits = len(mant.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exp or 0) - digits)
+
+
+def _total_at(cells: list[str]) -> int | None:
+    """The cell, after two or more loss parts from ``cells[2]`` on, whose value is their sum to
+    within the rounding of the printed cells (``_half_unit``): the row's "total" column. Versions
+    that print a total print it right after its parts ("x y w h conf cls total nTargets time",
+    YOLOv3; "box obj cls total labels img_size", YOLOv5 / YOLOv7)."""
+    vals: list[float] = []
+    slack = 0.0
+    for k in range(2, len(cells)):
+        cell = cells[k].rstrip(":")
+        v = parse_number(cell) if _PROGRESS_CELL.fullmatch(cell) and "/" not in cell else None
+        if v is None or not math.isfinite(v):
+            return None
+        if len(vals) >= 2 and abs(v - math.fsum(vals)) <= slack + _half_unit(cell):
+            return k
+        vals.append(v)
+        slack += _half_unit(cell)
+    return None
+
+
 def _headerless_cols(cells: list[str]) -> tuple[str | None, ...] | None:
     """The columns of a progress row pasted without its header, from the layout every version
     prints: the epoch cell, the memory cell, the loss parts (decimals or nan/inf, "%.4g"), then the
-    first whole number (the label / instance count), the image size and the validation metrics."""
-    if len(cells) < 6 or "/" not in cells[0] or not _MEM_CELL.fullmatch(cells[1]):
+    first whole number (the label / instance count), the image size and the validation metrics.
+    A part that is the sum of the parts before it is the "total" column, not one more part. The
+    first versions (ultralytics/yolov3, 2019: "Epoch Batch x y w h conf cls total nTargets time",
+    "%10.3g" cells) print the batch "i/N" where the memory is, and a total of 100 or more prints as
+    a whole number: those rows are read only when a cell adds up the parts before it."""
+    if len(cells) < 6 or "/" not in cells[0]:
+        return None
+    total = _total_at(cells)
+    if _BATCH_CELL.fullmatch(cells[1]):
+        if total is None:
+            return None
+        return ("epoch", None, *(["part:headerless"] * (total - 2)), "total", *([None] * (len(cells) - total - 1)))
+    if not _MEM_CELL.fullmatch(cells[1]):
         return None
     n = 2
     while n < len(cells) and not cells[n].rstrip(":").isdigit():
         n += 1
     if n - 2 < 2 or n == len(cells):
         return None
+    if total is not None and total < n:
+        return ("epoch", None, *(["part:headerless"] * (total - 2)), "total", *([None] * (len(cells) - total - 1)))
     return ("epoch", None, *(["part:headerless"] * (n - 2)), *([None] * (len(cells) - n)))
 
 
@@ -894,7 +935,8 @@ RULES = [
                             r"|\[[0-9naif.eE+, \t-]{0,400}\]|[A-Za-z]{1,5}\b))+[ \t]*\r?$",
          _plain_row, on_raw=True),
     Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
-    Rule(PROGRESS_ROW_RULE, r"^[ \t]*[0-9]{1,6}/[0-9]{1,6}[ \t]+[0-9.]+[KMG]B?[ \t]+[-+]?(?:[0-9]|nan|inf)", _progress_row,
+    Rule(PROGRESS_ROW_RULE, r"^[ \t]*[0-9]{1,6}/[0-9]{1,6}[ \t]+(?:[0-9.]+[KMG]B?|[0-9]{1,6}/[0-9]{1,6})[ \t]+[-+]?(?:[0-9]|nan|inf)",
+         _progress_row,
          on_raw=True),
     Rule("columns.bare", r"^[ \t]{0,8}(?:[0-9]{1,9}[:,]?[ \t]+){1,3}[-+]?(?:[0-9]+\.[0-9]*|[Nn]a[Nn]|[Ii]nf)", _columns,
          on_raw=True),

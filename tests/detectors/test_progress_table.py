@@ -92,3 +92,24 @@ def test_a_row_whose_layout_does_not_tell_is_not_read() -> None:
     # one decimal before the count, or no count at all: which cells are losses is not known
     assert _loss_rows(["     6/149     13.5G   0.0428        12       640: 100%|███| 8/8"]) == []
     assert _loss_rows(["     6/149     13.5G   0.0428   0.0044   0.0095"]) == []
+
+
+def test_a_total_column_without_its_header_is_the_loss_not_one_more_part() -> None:
+    # YOLOv5 results rows pasted without a header (corpus holdout12 h12a-020, holdout24 h24a-010):
+    # box, obj, cls, then their total; YOLOv7's the same (corpus holdout12 h12a-002)
+    v5 = "    37/4999     9.48G    0.0309   0.01598  0.007565   0.05444       526       640    0.5973     0.985"
+    v7 = "     5/149     13.5G   0.04284  0.004414  0.009558   0.05681        12       640  0.008163  0.009744"
+    assert _loss_rows([v5, v7]) == [(37.0, 0.05444), (5.0, 0.05681)]
+    # no cell adds up the ones before it: the parts up to the first whole number, as before
+    assert _loss_rows([YOLOV5_V7[1]]) == [(0.0, 0.07281 + 0.08384 + 0.06359)]
+
+
+def test_the_first_yolov3_rows_are_read_by_their_total() -> None:
+    # https://github.com/ultralytics/yolov3/issues/95 ("Epoch Batch x y w h conf cls total nTargets
+    # time", "%10.3g" cells: the total prints as a whole number) and the same layout in corpus
+    # holdout17 h17-014; ultralytics/yolov3#228 names the columns of the "xy wh" version
+    rows = ["    0/99      0/7328      1.41      1.33       6.3      8.07       734      17.5       769       121      4.19",
+            "    0/99      97/249     0.834     0.843       113        92      26.5      15.7       249        76      1.59"]
+    assert _loss_rows(rows) == [(0.0, 769.0), (0.0, 249.0)]
+    # a batch cell where the memory is, but no cell is the sum of the ones before it: not read
+    assert _loss_rows(["    0/99      0/7328      1.41      1.33       6.3       121      4.19"]) == []
