@@ -254,6 +254,27 @@ def _megatron(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "global", loss_missing=complete and not has_loss and not skipped_only)
 
 
+# --- Marian NMT ---------------------------------------------------------------------------
+# its training line (src/training/scheduler.h): "Ep. 1 : Up. 14000 : Sen. 965,843 : Cost 5.20174599 :
+# Time 359.59s : 3007.81 words/s", later with " : gNorm 0.6068 : L.r. 5.1856e-05" and, from 2018,
+# "Cost 2.97881484 * 13341033 after 5203488403" (marian-nmt/marian-dev#212). "Up." is the update
+# counter, the step; "Cost" the loss. (The "[valid] Ep. 1 : Up. 20000 : cross-entropy : 130.97" lines
+# have no "Sen.": the fields rule reads them as held-out.)
+_MARIAN = re.compile(r"\bEp\. (?P<ep>\d{1,6}) : Up\. (?P<up>\d{1,12}) : Sen\. [\d,]{1,20} : ")
+
+
+def _marian(m: re.Match[str], seg: Segment) -> bool:
+    mm = _MARIAN.search(seg.body)
+    if mm is None:
+        return False
+    values = {k: v for k, v in extract_records(seg.body[mm.end():])[0].items() if k in METRIC_KEYS}
+    if "loss" not in values:
+        return False
+    values["step"] = float(mm.group("up"))
+    values["epoch"] = float(mm.group("ep"))
+    return _emit(seg, values, "local")
+
+
 # --- DeepSpeed --------------------------------------------------------------------------
 _DS_STEP = re.compile(r"step=(?P<step>\d+), skipped=(?P<skipped>\d+)")
 _DS_PIPE = re.compile(rf"steps: (?P<step>\d+) loss: (?P<loss>{_NUM})")
@@ -905,6 +926,7 @@ RULES = [
     Rule("darknet.iteration", r"\b\d+: [-+]?(?:[0-9]|nan|inf)[0-9.]*, [-+]?(?:[0-9]|nan|inf)[0-9.]* avg", _darknet),
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
+    Rule("metrics.marian", r"\bEp\. [0-9]{1,6} : Up\. [0-9]{1,12} : Sen\. [0-9,]{1,20} : Cost ", _marian),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
     # (a huge value only: "e+12" and up, or 13+ digits before the point)
     Rule("table.tabular_loss", r"[Ll]oss {2,}[-+]?(?:[0-9.]+[eE]\+?(?:1[2-9]|[2-9][0-9]|[1-9][0-9]{2})|[0-9]{13})", _tabular_loss),
