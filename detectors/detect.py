@@ -23,7 +23,7 @@ from detectors.model import Event, EventKind, Finding, RankKey, Role, SampleRec,
 from detectors.parsers.exceptions import BLOCK_LINES
 from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.tracks import SymptomTrack
-from detectors.window import finite_min, median_mad
+from detectors.window import finite_min, finite_top, median_mad
 
 __all__ = ["JobState", "RankKey", "SampleRec", "ScaleMove"]
 
@@ -1057,9 +1057,12 @@ class JobState:
             short = n < 3 or (metric == "loss" and (rec.step is None or 0 <= rec.step <= EARLY_STEPS)
                               and n < 2 * EARLY_STEPS and len({s.step for s in st.samples}) < 5)
             if rise < (1.0 if short else 0.25) * (1.0 if metric == "loss" else med):
-                # too small a rise in absolute terms, unless the series was flat until now
+                # too small a rise in absolute terms, unless the series was flat until now, or climbs,
+                # or is back at its start, or sits on a new level: tests of a run of values against
+                # the series' own, where the floor (meant for one value's ratio: a small loss
+                # wobbles by ratios) has no part (a detector's 0.02 at 0.05 for five epochs)
                 if metric == "loss" and not unkeyed and (self._plateau_break(st, v) or self._climbing(st, rec, v)
-                                                         or self._returned(st, rec, v)):
+                                                         or self._returned(st, rec, v) or self._level_shift(st, rec, v)):
                     setattr(st, attr, rec)
                     rec.data.setdefault("baseline_median", med)
                 continue
@@ -1156,6 +1159,11 @@ class JobState:
         Catches a rise that happened between two logged stretches (a paste of two chunks, a
         sparse log), where no single step jumps."""
         if len(st.samples) < 9:
+            return False
+        top = finite_top(st.samples, "loss", 5)
+        if top is not None and v <= top:
+            # five earlier values at or above this one: one of them is before the last four, so this
+            # value is above no new level (most samples end here, from the window's sorted copy)
             return False
         recent = [r for r in itertools.islice(reversed(st.samples), 4)]
         lows = [x for r in recent if (x := r.data.get("loss")) is not None and isfinite(x)]

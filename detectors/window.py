@@ -27,7 +27,7 @@ from typing import Any
 
 from detectors.model import SampleRec
 
-__all__ = ["MAD_SCALE", "finite_min", "median_mad", "median_mad_sorted"]
+__all__ = ["MAD_SCALE", "finite_min", "finite_top", "median_mad", "median_mad_sorted"]
 
 MAD_SCALE = 1.4826
 
@@ -106,6 +106,13 @@ def finite_min(window: deque[SampleRec], metric: str) -> Any | None:
     """The smallest finite value of ``metric`` in ``window`` (None: none), from the sorted copy."""
     vals = _synced(window, metric)
     return vals[0] if vals else None
+
+
+def finite_top(window: deque[SampleRec], metric: str, k: int) -> Any | None:
+    """The ``k``-th largest finite value of ``metric`` in ``window`` (None: fewer than ``k``), from
+    the sorted copy."""
+    vals = _synced(window, metric)
+    return vals[-k] if vals is not None and len(vals) >= k else None
 
 
 def median_mad_sorted(vals: list[Any]) -> tuple[Any, float, int] | None:
