@@ -54,6 +54,11 @@ MAX_STALL_REPORTS = 16  # stall-inspector lists whose ranks are kept (the first 
 ZERO_HOVER_MADS = 10.0  # a loss whose median is within 3 MADs of zero spikes only this many MADs above it
 JUMP_BEFORE_NAN = 4.0  # the last finite loss before a NaN this many times its level: the spike came first
 UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over counts
+# a running mean of an epoch's batch losses (the first ultralytics/yolov3 rows) that moved so that
+# the batches since its last row averaged, at the least, this many times that earlier mean: a
+# batch's loss a gross multiple of the epoch's, the same ratio bare number columns need (the value
+# is inferred from two rounded means, so only a gross change counts)
+RUNNING_MEAN_JUMP = 50.0
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
 # trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
@@ -997,6 +1002,13 @@ class JobState:
         if (st.spike is None and isinstance(v_loss, float) and isfinite(v_loss) and abs(v_loss) >= ABSURD_LOSS
                 and not get("unkeyed")):
             st.spike = rec  # a loss of a trillion or more: diverged, no baseline needed
+            return
+        low, before = get("batches_low"), get("mean_before")
+        if (st.spike is None and isinstance(low, float) and isinstance(before, float) and before > 0
+                and low >= RUNNING_MEAN_JUMP * before):
+            # the batches since the last row of a running epoch mean averaged 50 times that mean
+            st.spike = rec
+            rec.data.setdefault("baseline_median", before)
             return
         ppl = get("ppl")
         if isinstance(ppl, float) and not isfinite(ppl) and isinstance(v_loss, float) and isfinite(v_loss):

@@ -78,6 +78,9 @@ class FileState:
     plain_line: int | None = None  # line of that header or of the table's last row read
     # a detector trainer's progress table (ultralytics YOLO): each column's role, the header's line
     progress_cols: tuple[str | None, ...] | None = None
+    # the last row of the first ultralytics/yolov3 layout read: ((epoch, rank), batch, its printed
+    # running mean of the epoch's losses, half a unit of that mean's last digit)
+    progress_mean: tuple[tuple[float, int | None], int, float, float] | None = None
     # the numbers of leading "[N] " seen (bounded): a viewer numbers each line once, so a number
     # seen on two lines is a rank tag (``mpirun -prepend-rank``), and from then on every one is
     bracket_seen: dict[int, int] = field(default_factory=dict)  # number → the line it was first seen on

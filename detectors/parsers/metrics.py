@@ -844,7 +844,32 @@ def _progress_row(m: re.Match[str], seg: Segment) -> bool:
         values["loss"] = (math.fsum(parts) if all(map(math.isfinite, parts))
                           else math.nan if any(map(math.isnan, parts)) else next(v for v in parts if math.isinf(v)))
     seg.file.progress_line = seg.source.line
+    if cols[1] is None and "total" in cols and _BATCH_CELL.fullmatch(cells[1]):
+        _running_mean(seg, values, int(cells[1].split("/", 1)[0]), cells[cols.index("total")].rstrip(":"))
     return _emit(seg, values, "local")
+
+
+def _running_mean(seg: Segment, values: dict[str, float], batch: int, cell: str) -> None:
+    """The first ultralytics/yolov3 rows print, at batch i of an epoch, the running mean of the
+    epoch's i + 1 batch losses ("# Running epoch-means of tracked metrics": ``(mloss * i + loss) /
+    (i + 1)``, train.py of ultralytics/yolov3 and its forks), three significant digits. Two rows
+    of one epoch give the mean of the batches between them: ``((i + 1) m_i - (p + 1) m_p) / (i -
+    p)``. Its lowest value the printed rounding allows is kept as ``batches_low``, the earlier
+    row's mean as ``mean_before`` (detect judges the pair: a jump of the running mean from 113 to
+    249 at batch 97 is a batch whose loss was over 13 000)."""
+    mean = values["loss"]
+    key = (values["epoch"], seg.rank)
+    values["epoch_iter"] = float(batch)
+    prev = getattr(seg.file, "progress_mean", None)  # (a FileState pickled by an older version lacks it)
+    unit = _half_unit(cell)
+    seg.file.progress_mean = (key, batch, mean, unit) if math.isfinite(mean) else None
+    if prev is None or prev[0] != key or not prev[1] < batch or not math.isfinite(mean):
+        return
+    _, p, before, before_unit = prev
+    span = batch - p
+    since = ((batch + 1) * mean - (p + 1) * before) / span
+    values["batches_low"] = since - ((batch + 1) * unit + (p + 1) * before_unit) / span
+    values["mean_before"] = before
 
 
 # --- Darknet (pjreddie, AlexeyAB: YOLO v2-v4) ------------------------------------------------

@@ -113,3 +113,33 @@ def test_the_first_yolov3_rows_are_read_by_their_total() -> None:
     assert _loss_rows(rows) == [(0.0, 769.0), (0.0, 249.0)]
     # a batch cell where the memory is, but no cell is the sum of the ones before it: not read
     assert _loss_rows(["    0/99      0/7328      1.41      1.33       6.3       121      4.19"]) == []
+
+
+# corpus holdout17 h17-014: the first ultralytics/yolov3 layout, each row the running mean of the
+# epoch's batch losses so far ("# Running epoch-means of tracked metrics" in that train.py and its
+# forks: mloss = (mloss * i + loss) / (i + 1))
+_YOLOV3_JUMP = [
+    "    0/99      93/249     0.831     0.841      36.4      34.7      26.8      15.6       115        46      1.22",
+    "    0/99      94/249     0.826     0.836        36      34.4      26.6      15.6       114        18      1.57",
+    "    0/99      95/249     0.823     0.835      35.7      34.1      26.4      15.5       113        34      1.43",
+    "    0/99      96/249     0.821     0.833      35.4      33.8      26.2      15.5       113        31      1.48",
+    "    0/99      97/249     0.834     0.843       113        92      26.5      15.7       249        76      1.59",
+    "    0/99      98/249     0.833     0.842       115      94.2      26.5      15.6       253        39      1.83",
+]
+
+
+def test_a_running_epoch_mean_that_doubles_in_one_batch_is_a_batch_far_past_the_epochs_loss() -> None:
+    # 113 → 249 at batch 97: that batch's loss was 98 * 249 - 97 * 113 = 13 441 (at the least 13 343
+    # with the rounding of the printed means), 118 times the epoch's mean before it
+    batch = next(e for e in _events(_YOLOV3_JUMP) if e.kind is EventKind.SAMPLE and e.data["epoch_iter"] == 97.0)
+    assert batch.data["batches_low"] == 13343.5 and batch.data["mean_before"] == 113.0
+    top = engine_verdict(_YOLOV3_JUMP)[0]
+    assert (top.failure, top.severity, top.step) == ("loss_spike", "warning", None)
+    assert "97/249" in top.evidence[0].text
+    # the rows before it move within their rounding: nothing
+    assert [i for i in engine_verdict(_YOLOV3_JUMP[:4]) if i.severity != "info"] == []
+    # rows of another epoch, or a batch counter that went back, pair with no earlier mean
+    other = [_YOLOV3_JUMP[3].replace("0/99", "1/99", 1), _YOLOV3_JUMP[4]]
+    back = [_YOLOV3_JUMP[3], _YOLOV3_JUMP[4].replace("97/249", "9/249")]
+    for rows in (other, back):
+        assert all("batches_low" not in e.data for e in _events(rows) if e.kind is EventKind.SAMPLE)
