@@ -81,6 +81,7 @@ class FileState:
     # the last row of the first ultralytics/yolov3 layout read: ((epoch, rank), batch, its printed
     # running mean of the epoch's losses, half a unit of that mean's last digit)
     progress_mean: tuple[tuple[float, int | None], int, float, float] | None = None
+    progress_not_mean: bool = False  # two of those rows no running mean of losses (>= 0) can give
     # the numbers of leading "[N] " seen (bounded): a viewer numbers each line once, so a number
     # seen on two lines is a rank tag (``mpirun -prepend-rank``), and from then on every one is
     bracket_seen: dict[int, int] = field(default_factory=dict)  # number → the line it was first seen on

@@ -856,7 +856,8 @@ def _running_mean(seg: Segment, values: dict[str, float], batch: int, cell: str)
     of one epoch give the mean of the batches between them: ``((i + 1) m_i - (p + 1) m_p) / (i -
     p)``. Its lowest value the printed rounding allows is kept as ``batches_low``, the earlier
     row's mean as ``mean_before`` (detect judges the pair: a jump of the running mean from 113 to
-    249 at batch 97 is a batch whose loss was over 13 000)."""
+    249 at batch 97 is a batch whose loss was over 13 000). Rows that imply batches averaging
+    below zero are no running mean of losses: from then on the file's rows are not paired."""
     mean = values["loss"]
     key = (values["epoch"], seg.rank)
     values["epoch_iter"] = float(batch)
@@ -868,7 +869,13 @@ def _running_mean(seg: Segment, values: dict[str, float], batch: int, cell: str)
     _, p, before, before_unit = prev
     span = batch - p
     since = ((batch + 1) * mean - (p + 1) * before) / span
-    values["batches_low"] = since - ((batch + 1) * unit + (p + 1) * before_unit) / span
+    slack = ((batch + 1) * unit + (p + 1) * before_unit) / span
+    if since + slack < 0 or getattr(seg.file, "progress_not_mean", False):
+        # batches whose losses averaged below zero, whatever the rounding: these rows are no running
+        # mean of losses (a fork printing each batch's own loss in this layout); none is judged so
+        seg.file.progress_not_mean = True
+        return
+    values["batches_low"] = since - slack
     values["mean_before"] = before
 
 

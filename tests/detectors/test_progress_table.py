@@ -143,3 +143,11 @@ def test_a_running_epoch_mean_that_doubles_in_one_batch_is_a_batch_far_past_the_
     back = [_YOLOV3_JUMP[3], _YOLOV3_JUMP[4].replace("97/249", "9/249")]
     for rows in (other, back):
         assert all("batches_low" not in e.data for e in _events(rows) if e.kind is EventKind.SAMPLE)
+    # rows that no running mean can give (115 at batch 93, then 50 at batch 94: a batch of -6060)
+    # print each batch's own loss: the file's rows are not paired from then on
+    own = [_YOLOV3_JUMP[0],
+           "    0/99      94/249       0.4       0.4        20        19         7       3.2        50        18      1.57",
+           *_YOLOV3_JUMP[2:]]
+    assert [e.data["loss"] for e in _events(own[:2])] == [115.0, 50.0]
+    assert all("batches_low" not in e.data for e in _events(own)[2:] if e.kind is EventKind.SAMPLE)
+    assert [i for i in engine_verdict(own) if i.severity != "info"] == []
