@@ -74,6 +74,7 @@ LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad 
 REGROWTHS = 3
 SPAN_STEPS = 50
 HIGH_SKIP_RATE = 0.05
+FP16_MAX = 65504.0  # the largest finite float16: a loss above it overflows in an fp16 forward
 # frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
 # logs ``loss_scale`` only under --fp16/--amp): a scale of 1 there is the scaler, ten-plus
 # halvings down; Megatron prints a constant ``loss scale: 1.0`` in bf16 and fp32 runs
@@ -583,10 +584,39 @@ class _Correlator:
                         [m for m in _dedupe_moves(self.st.scale_moves) if not m.hysteresis])) is not None:
                     # several ranks' notes at the start, one rank's through the longest descent
                     rank, rank_from, note = self._local_overflow_rank(longest.order)
+                if rank is None:
+                    rank, rank_from, note = self._out_of_range_rank()
                 if rank is not None and note is not None:
                     f.rank, f.data["rank_from"] = rank, rank_from
                     f.evidence = [*f.evidence, note]
         return out
+
+    def _out_of_range_rank(self) -> tuple[int | None, str | None, Source | None]:
+        """The one rank whose own logged loss left fp16's range (above ``FP16_MAX`` or not finite)
+        while another rank logged an ordinary loss at that same step: its batch is what overflowed
+        (the flag is all-reduced, so every rank skips and reports the skips alike)."""
+        bad: dict[int, SampleRec] = {}
+        ordinary: dict[int, set[int]] = {}
+        for key, rs in self.st.ranks.items():
+            if key is None or not rs.n_samples:
+                continue
+            r = key[1] if key[0] == "g" else self.resolve(None, key[1])
+            if r is None:
+                continue
+            for rec in rs.samples:
+                loss = rec.data.get("loss")
+                if rec.step is None or not isinstance(loss, float) or rec.data.get("scope") == "global":
+                    continue
+                if not math.isfinite(loss) or abs(loss) > FP16_MAX:
+                    bad.setdefault(r, rec)
+                else:
+                    ordinary.setdefault(rec.step, set()).add(r)
+        if len(bad) != 1:
+            return None, None, None
+        r, rec = next(iter(bad.items()))
+        if not ordinary.get(rec.step or -1, set()) - {r}:
+            return None, None, None
+        return r, "out_of_range_loss", rec.source
 
     def _loss_scale(self) -> list[Finding]:
         moves = _dedupe_moves(self.st.scale_moves)
@@ -2338,11 +2368,24 @@ class _Correlator:
                 lines.append(f"The launcher's 'Root Cause (first observed failure)' names rank {claimed[0].rank}, "
                              "which was only the first victim to exit.")
         elif failure in ("loss_scale_collapse", "fp16_overflow_skips", "loss_scale_warmup"):
-            lines.append(f"{d.get('overflows', 0)} fp16 overflow(s) made the dynamic loss scaler skip steps; "
-                         f"lowest scale seen: {d.get('lowest_scale')}.")
+            if not d.get("overflows") and d.get("skipped") is not None and d.get("steps"):
+                lines.append(f"The run's own tally: the dynamic loss scaler skipped {d['skipped']} of {d['steps']} optimizer "
+                             f"steps on fp16 overflow ({float(d.get('rate') or 0) * 100:.0f} %).")
+            else:
+                lines.append(f"{d.get('overflows', 0)} fp16 overflow(s) made the dynamic loss scaler skip steps; "
+                             f"lowest scale seen: {d.get('lowest_scale')}.")
             if failure == "loss_scale_warmup":
                 lines.append("The scale is still calibrating from its high initial value: this is expected at the start of fp16 training.")
-            lines.append("The overflow flag is all-reduced across ranks, so no single rank can be named from the logs.")
+            if rank is None:
+                lines.append("The overflow flag is all-reduced across ranks, so no single rank can be named from the logs.")
+            elif d.get("rank_from") == "out_of_range_loss":
+                lines.append(f"The overflow flag is all-reduced, so every rank skipped the same steps; rank {rank} alone logged "
+                             "a loss beyond fp16's range (above 65504 or not finite) while its peers' losses stayed ordinary "
+                             "at that step: its batch is what overflowed. Check that rank's data shard for outliers "
+                             "(unnormalized inputs, a corrupt sample).")
+            elif d.get("rank_from") == "local_overflow":
+                lines.append(f"The overflow flag is all-reduced, so every rank skipped the same steps; rank {rank} alone "
+                             "noted inf/NaN in its own gradients: its batch is what overflowed.")
         elif failure in _NUMERIC:
             scope = ("its own evaluation loss (the other ranks' were finite)" if d.get("metric") == "eval_loss"
                      else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")
