@@ -2713,6 +2713,9 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
     out: list[ScaleMove] = []
     by_step: set[tuple[int, float | None, float | None]] = set()
     copies = _copy_bursts(moves)
+    # two reports glued on one line: several processes write this stream, so the same back-off
+    # again with nothing of its own between (no step, no clock) is another process's copy
+    writers = any(getattr(m, "glued", False) for m in moves)
     for m in sorted(moves, key=lambda m: m.order):
         if id(m) in copies:
             continue
@@ -2754,7 +2757,8 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue
             if (m.to_scale is not None and m.to_scale == p.to_scale and m.from_scale in (None, p.from_scale)
                     and m.step in (None, p.step) and m.time in (None, p.time) and p.source.path == m.source.path
-                    and 0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.source.text != p.source.text):
+                    and ((0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.source.text != p.source.text)
+                         or (writers and m.step is None and m.time is None))):
                 # "reducing loss scale to X" again a line or two below, with no step or clock of its
                 # own, in a line that differs (its rank tag): another rank's copy of the same move
                 # (one process printing the same line again overflowed again after growing back)

@@ -609,6 +609,7 @@ class JobState:
                 to_scale,
                 hysteresis="hysteresis" in d,
                 initial=_float(d.get("initial_scale")),
+                glued=bool(d.get("glued")),
             )
             if move.from_scale is not None and move.from_scale == move.to_scale and move.to_scale is not None and (
                     move.to_scale >= HYSTERESIS_SCALE or (move.to_scale >= 2 and sum(

@@ -406,6 +406,10 @@ class LogParser:
                         # a CUDA call failed on NCCL's [N], the process's CUDA device (a network error
                         # says nothing about the device)
                         data.setdefault("gpu", str(seg.pre.device))
+                if "to_scale" in data and fr.regex.search(seg.body, m.end()) is not None:
+                    # a second report of the same kind glued onto this one: processes writing one
+                    # stream at once (every rank's copy of one back-off, interleaved mid-line)
+                    data["glued"] = True
                 if "to_scale" in data and state.progress is None:
                     # a scaler's back-off printed between a tqdm bar's refreshes: the bar says where the loop was
                     _bar_progress(state, data)
