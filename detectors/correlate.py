@@ -1908,6 +1908,7 @@ class _Correlator:
         _after_oom(base)
         self.reduced_reports(base)
         _crash_after_own_comm_error(base)
+        _abort_after_raised_error(base)
         numeric = self.nonfinite()
         _assert_after_nan(base, numeric)
         scale = self.loss_scale()
@@ -2965,6 +2966,27 @@ def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:
 
 
 OWN_ERROR_LINES = 5  # a crash at most this many lines below its own process's communication error
+
+
+def _abort_after_raised_error(base: list[Finding]) -> None:
+    """A native crash (glibc's "double free or corruption", a segfault) printed at most
+    OWN_ERROR_LINES below an error a process had just raised (its traceback's frames, or an
+    exception type) in the same file, for the same rank or an untagged line: the process was
+    already exiting on that error and crashed tearing down (DeepSpeed's "Current loss scale
+    already at minimum" exceptions, then "double free or corruption (!prev)": corpus holdout28
+    h28a-007). The raised error is the cause, the crash its consequence."""
+    raised = [c for c in base if c.role is Role.CAUSE and c.evidence and c.failure not in ("rank_segfault", "native_abort")
+              and (c.data.get("frames") or c.data.get("exc_type"))]
+    if not raised:
+        return
+    for f in base:
+        if f.failure not in ("rank_segfault", "native_abort") or f.role is not Role.CAUSE or not f.evidence:
+            continue
+        src = f.evidence[0]
+        if any(c.order < f.order and c.evidence[0].path == src.path and 0 < src.line - c.evidence[0].line <= OWN_ERROR_LINES
+               and (f.rank is None or c.rank in (None, f.rank)) for c in raised):
+            f.role = Role.COLLATERAL
+            f.data["after_own_error"] = True
 
 
 def _crash_after_own_comm_error(base: list[Finding]) -> None:
