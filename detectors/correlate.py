@@ -1412,6 +1412,11 @@ class _Correlator:
                 # (``running validation`` while they print ``epoch 1 done``): it went elsewhere, and
                 # the collective its peers then timed out in waited for it
                 tied, apart = [lag[0]], lag
+            if len(tied) > 1 and (behind := _completed_far_behind(fatal, reporters)) is not None:
+                # several silent ranks that nothing tells apart, but one reporter's own watchdog report
+                # says its collectives stopped completing long before its peers' did: it stopped first
+                tied = [behind]
+                reporters = reporters - {behind}
             candidates = tied
             if len(candidates) != 1:
                 return []
@@ -2499,6 +2504,34 @@ def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None
             return lows[0]
         return None
     return None
+
+
+def _completed_far_behind(fatal: list[Finding], reporters: set[int]) -> int | None:
+    """The one reporter whose last completed collective is far below every other reporter's, all
+    of them in one process group that each report names (``[PG 0 Rank 1] Timeout at NCCL work: 7,
+    last enqueued NCCL work: 8, last completed NCCL work: 6`` beside ``[PG 0 Rank 5] Timeout at
+    NCCL work: 1211, ... last completed NCCL work: 1210`` from every other reporter): the group is
+    the same, so the distance is no other group's count (``_behind_in_sequence`` cannot know that
+    from untagged reports and stops at a few collectives); its stream stopped completing work
+    first, and the others went on until they waited on it. The other reporters must agree with
+    each other, and there must be two of them at least."""
+    reports = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters
+               and str(f.data.get("last_completed") or "").isdigit()]
+    groups = {m.group(1) if (m := _PG.search(f.evidence[0].text)) else None for f in reports}
+    if len(groups) != 1 or None in groups:
+        return None
+    done: dict[int, int] = {}
+    for f in reports:
+        if f.rank is not None:
+            done[f.rank] = max(done.get(f.rank, 0), int(str(f.data["last_completed"])))
+    if set(done) != reporters or len(done) < 3:
+        return None
+    low = min(done.values())
+    lows = [r for r, v in done.items() if v == low]
+    rest = {v for r, v in done.items() if r not in lows}
+    if len(lows) != 1 or len(rest) != 1 or next(iter(rest)) - low <= _MAX_SEQ_BEHIND:
+        return None  # (a few apart: ``_behind_in_sequence``'s to judge, where it applies)
+    return lows[0]
 
 
 def _value_text(rec: SampleRec, metric: str) -> str:
