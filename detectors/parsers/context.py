@@ -46,6 +46,14 @@ _WORLD = re.compile(
     r"|Num\. of GPUs|^Number of devices"
     r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)['\"]?\s*+[=:]?\s*+(?P<v>\d+)"
 )
+# torchtitan's mesh (torchtitan/distributed/parallel_dims.py, and forks of it): "Building 1-D device
+# mesh with ['dp_shard'], [8]", "Building 2-D device mesh with ('dp', 'tp'), [4, 2]" (the sizes of the
+# mesh's dimensions) or "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=4,
+# cp=1, tp=1, ep=1, etp=1" (ep and etp split the other dimensions, they add no ranks): the world is
+# the product of the sizes
+_MESH = re.compile(r"Building (?:\d-D )?device mesh with (?:[\[(][^\])]{0,200}[\])],\s*\[(?P<dims>\d+(?:,\s*\d+){0,5})\]"
+                   r"|parallelism: (?P<par>(?:\w+=\d+(?:,\s*)?){1,10}))")
+_MESH_DIMS = ("pp", "dp_replicate", "dp_shard", "cp", "tp")
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
 _NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
 _NNODES = re.compile(r"--nnodes[= ](?P<v>\S+)")
@@ -115,6 +123,9 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
     wm = _WORLD.search(body)
     if wm and 0 < int(wm.group("v")) <= 1_000_000:
         _ctx(seg, "world_size", int(wm.group("v")))
+    mesh = _MESH.search(body) if not wm and "device mesh" in body else None
+    if mesh is not None and (n := _mesh_size(mesh)) is not None:
+        _ctx(seg, "world_size", n)
     pl = _PL_DEVICES.search(body)
     if pl and not wm and int(pl.group("n")) > 0:
         plnodes = _PL_NODES.search(body)
@@ -201,6 +212,21 @@ def _rich_record(m: re.Match[str], seg: Segment) -> bool:
     return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
 
 
+def _mesh_size(m: re.Match[str]) -> int | None:
+    """The ranks a torchtitan device mesh spans (``_MESH``), or None."""
+    n = 1
+    if m.group("dims"):
+        for d in m.group("dims").split(","):
+            n *= int(d)
+    else:
+        sizes = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group("par"))}
+        if "dp_shard" not in sizes:
+            return None  # (another program's "parallelism: ..." line)
+        for k in _MESH_DIMS:
+            n *= sizes.get(k, 1)
+    return n if 0 < n <= 1_000_000 else None
+
+
 RULES = [
     # rich's RichHandler record ("[02:19:17] INFO     [r2] init_process_group ...      train.py:16"): its
     # wrapped lines below, indented to the message column, are its continuation (parse.py)
@@ -208,7 +234,7 @@ RULES = [
                                 r"[^\n]*[^ ] {2,}[A-Za-z0-9_.-]+\.py:[0-9]+ *\r?$", _rich_record, on_raw=True),
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|device mesh with|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.nccl_tests_row",

@@ -183,3 +183,26 @@ def test_a_structured_loggers_json_world_size_gives_the_world() -> None:
     # structlog's JSON renderer quotes the key: '"world_size": 3' (a generated job's shape)
     lines = ['{"rank": 0, "world_size": 3, "optimizer": "Adam", "lr": 0.001, "event": "train_start", "level": "info"}']
     assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
+
+
+# torchtitan's device mesh line gives the world (torchtitan/distributed/parallel_dims.py logs the
+# mesh's dimension names and sizes, or its parallelism degrees): the shapes of corpus holdout14
+# h14a-016 ("Building 1-D device mesh with ('dp',), [4]"), holdout20 h20b-010 and holdout24 h24b-013
+# ("['dp_shard'], [8]" / "[24]"), holdout27 h27a-003 ("parallelism: pp=1, dp_replicate=1, dp_shard=4,
+# ...") and a prime-rl trainer built on it that stopped after "Starting training loop" (holdout23
+# h23d-021, unprefixed loguru-style lines)
+_MESH_1D = ["11:05:18    INFO Applied activation checkpointing (freq=1)",
+            "11:05:18    INFO Building 1-D device mesh with ['dp_shard'], [8]",
+            "11:07:08    INFO Initializing optimizer (lr=1e-06 weight_decay=0.01 max_norm=1.0 type='adamw')",
+            "11:07:08    INFO Starting training loop (config.max_steps=None)"]
+_MESH_2D = ["[rank0]:2024-03-04 17:01:28,834 - torchtrain.parallelisms - INFO - Building 2-D device mesh with ('dp', 'tp'), [2, 2]"]
+_MESH_PAR = ["[rank0]:[titan] 2026-04-23 22:49:06,423 - root - INFO - Building device mesh with parallelism: pp=1, "
+             "dp_replicate=1, dp_shard=4, cp=1, tp=1, ep=1, etp=1"]
+
+
+def test_a_torchtitan_device_mesh_gives_the_world() -> None:
+    for lines, world in ((_MESH_1D, 8), (_MESH_2D, 4), (_MESH_PAR, 4)):
+        assert fed_state(lines).context().get("world_size") == world
+    assert _incidents(_MESH_1D, ended=True) == [("rank_hang", "info", None)]
+    trained = [*_MESH_1D, "11:07:40    INFO Step 1 | Time: 31.2s | Loss: 0.0123 | Throughput: 1,024 tokens/s"]
+    assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
