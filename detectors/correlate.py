@@ -1373,6 +1373,9 @@ class _Correlator:
         stacked = None
         if not candidates and (stacked := self._timeout_stacks(fatal)) is not None:
             candidates = [stacked[0]]
+        skipped = None
+        if not candidates and (skipped := self._lone_skip(fatal, reporters)) is not None:
+            candidates = [skipped[0]]
         if not candidates:
             return []
         # prefer ranks whose own last step is behind the reporters' steps
@@ -1447,11 +1450,38 @@ class _Correlator:
             evidence.insert(0, apart[2])
         if stacked is not None:
             extra.update(stacks=stacked[1], stacks_from="timeout", rank_from="stacks")
+        if skipped is not None:
+            extra.update(skipped_batch=skipped[1].text, rank_from=skipped[2])
+            evidence.insert(0, skipped[1])
         extra.setdefault("rank_from", "progress")
         return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
+
+    def _lone_skip(self, fatal: list[Finding], reporters: set[int]) -> tuple[int, Source, str] | None:
+        """Every rank timed out, and one of them alone had noted before the first timeout that it
+        caught an error and skipped a batch (parsers/skips.py: ``skipping bad batch at step 33:
+        Expected input batch_size (8) ...``): it left that step's collectives out while its peers
+        ran them, so from then on the ranks waited in different collectives. That rank, its note
+        and where the note's rank came from; None when no rank or several did, or a note's rank is
+        not known."""
+        timeouts = [f for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank in reporters]
+        if not timeouts or len(reporters) < 2:
+            return None
+        first = min(f.order for f in timeouts)
+        skippers: dict[int, tuple[Source, str]] = {}
+        for order, rank, local, how, src in getattr(self.st, "skipped_batches", []):
+            if order >= first:
+                continue
+            r = self.resolve(rank, local)
+            if r is None:
+                return None  # (a note of no known rank may be any rank's)
+            skippers.setdefault(r, (src, how or "message"))
+        if len(skippers) != 1:
+            return None
+        ((r, (src, how)),) = skippers.items()
+        return (r, src, how) if r in reporters else None
 
     def unnamed_wait(self, fatal: list[Finding]) -> list[Finding]:
         """Collectives (or the store's set-up barrier) timed out in reports that name no rank (a
@@ -2325,6 +2355,12 @@ class _Correlator:
                 lines.append(f"The job was stopped from outside (Ctrl-C or the launcher's SIGINT), and each rank's "
                              f"KeyboardInterrupt traceback shows where it was at that moment: {d['stacks']}. "
                              f"Rank {rank} held the others up.")
+        elif failure == "rank_hang" and d.get("skipped_batch"):
+            lines.append(f"Every rank timed out, and before that rank {rank} alone caught an error and skipped a batch "
+                         f"(\"{str(d['skipped_batch'])[:160]}\"): it left out that step's collectives while its peers "
+                         "ran them, so the ranks then waited in different collectives until they timed out.")
+            lines.append("Skip a batch on every rank or on none: all-reduce a 'this rank failed' flag and skip together "
+                         "(or raise, and let the launcher restart the job); never continue past a caught error on one rank alone.")
         elif failure == "rank_hang" and rank is not None and rank in d.get("reporters", []):
             lines.append(f"Every rank timed out, and rank {rank} is the one behind: it never enqueued the collective "
                          f"ranks {_fmt_ranks([r for r in d.get('reporters', []) if r != rank])} were waiting in.")
