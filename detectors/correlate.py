@@ -2103,6 +2103,13 @@ class _Correlator:
         if any(rs.last_step is not None for rs in st.ranks.values()):
             return None
         world = max(self.world_size() or 0, len(st.seen_global), st.max_nranks)
+        if getattr(st, "pslite", None) == "joining" and world < 2:
+            # ps-lite's rendezvous (BytePS, MXNet's dist kvstore): nodes sent the scheduler their
+            # ADD_NODE and no line says every node is connected: a parameter-server job (a scheduler,
+            # servers, workers) stopped while its nodes still registered
+            src = Source("<end of logs>", 0, "the logs stop during ps-lite's rendezvous: nodes registered with the "
+                         "scheduler (ADD_NODE), no 'is connected' line, no metric line, no error, no exit")
+            return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, pslite=True)
         if world < 2:
             return None
         seen = sorted(st.seen_global)[:64]
@@ -2321,6 +2328,15 @@ class _Correlator:
                          "lost peers that followed are its consequences.")
             lines.append("Start every process with the same WORLD_SIZE (one launcher's --nproc_per_node/--nnodes, the "
                          "same environment on every node) and let init_process_group read it from the environment.")
+        elif failure == "rank_hang" and d.get("pslite"):
+            lines.append("These logs stop during ps-lite's rendezvous (the parameter-server transport of BytePS and "
+                         "MXNet's dist kvstore): nodes sent the scheduler their ADD_NODE, and no line says the scheduler "
+                         "was connected to every worker and server. If the job is still running, it waits for a node "
+                         "that never registered (a DMLC_NUM_WORKER / DMLC_NUM_SERVER count the launched nodes do not "
+                         "reach, a node that cannot reach DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT, or the scheduler's reply "
+                         "that cannot reach a node's advertised address); if it was stopped, it was stopped there.")
+            lines.append("Compare the ADD_NODE lines with the numbers of workers and servers set, and check that every "
+                         "node's interface (DMLC_INTERFACE) is reachable from the scheduler.")
         elif failure == "rank_hang" and d.get("startup"):
             lines.append(f"These logs of a {d.get('world')}-rank job stop during distributed start-up: no rank logged "
                          "a metric line, and nothing failed, exited or was torn down. If the job is still running, "

@@ -283,6 +283,9 @@ class JobState:
         self.max_epoch = 0.0  # the highest epoch a metric line logged
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.trained_to_end = False  # a framework printed its end-of-training summary
+        # ps-lite's rendezvous (parsers/context.py ``_pslite``): "joining" after a node's ADD_NODE,
+        # "joined" once the scheduler or a node said every node is connected; None: never seen
+        self.pslite: str | None = None
         self.trained_at: int | None = None  # arrival order of a framework's end-of-training line
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
@@ -336,6 +339,7 @@ class JobState:
         self.__dict__.setdefault("skip_windows", [])
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
+        self.__dict__.setdefault("pslite", None)
         self.__dict__.setdefault("trained_at", None)
         self.__dict__.setdefault("last_notes", {})
         self.__dict__.setdefault("skipped_batches", [])
@@ -499,6 +503,9 @@ class JobState:
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "skipped_batch":
             if len(self.skipped_batches) < MAX_SKIP_NOTES:
                 self.skipped_batches.append((order, ev.rank, ev.local_rank, ev.rank_from, ev.source))
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "pslite":
+            if self.pslite != "joined":
+                self.pslite = str(ev.data["value"])  # (once joined, a later node's message is no new rendezvous)
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "trained_to_end":
             self.trained_to_end = True  # the framework's own end-of-training line
             self.trained_at = order

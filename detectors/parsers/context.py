@@ -208,6 +208,15 @@ def _trained(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _pslite(m: re.Match[str], seg: Segment) -> bool:
+    """ps-lite's rendezvous (the parameter-server transport of BytePS and MXNet's dist kvstore,
+    logged with PS_VERBOSE): a node's ``ADD_NODE`` control message to the scheduler (or the
+    scheduler's reply) while the nodes register, and ``the scheduler is connected to N workers and
+    M servers`` / ``W[9] is connected to others`` once every node has (ps-lite src/van.cc)."""
+    _ctx(seg, "pslite", "joined" if "connected" in m.group(0) else "joining")
+    return False
+
+
 def _rich_record(m: re.Match[str], seg: Segment) -> bool:
     return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
 
@@ -241,6 +250,8 @@ RULES = [
          r"[0-9]+[ \t]+[0-9]+[ \t]+(?:float|half|bfloat16|double|u?int8|u?int32|u?int64|f8e4m3|f8e5m2)[ \t]+(?:sum|prod|min|max|avg|none|-?[0-9]+)[ \t]+-?[0-9]*[ \t]*[0-9]+\.[0-9]+[ \t]",
          _nccl_tests_row),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
+    Rule("context.pslite", r"control=\{ ?cmd=ADD_NODE\b|\bis connected to others\b|[Tt]he scheduler is connected to [0-9]+ workers",
+         _pslite),
     # torch/distributed/run.py: "if 'OMP_NUM_THREADS' not in os.environ and args.nproc_per_node > 1"
     Rule("context.omp_banner", r"Setting OMP_NUM_THREADS environment variable for each process to be", _omp_banner),
     # end-of-training markers: Megatron's print_datetime('after training is done')

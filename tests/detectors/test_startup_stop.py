@@ -206,3 +206,27 @@ def test_a_torchtitan_device_mesh_gives_the_world() -> None:
     assert _incidents(_MESH_1D, ended=True) == [("rank_hang", "info", None)]
     trained = [*_MESH_1D, "11:07:40    INFO Step 1 | Time: 31.2s | Loss: 0.0123 | Throughput: 1,024 tokens/s"]
     assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
+
+
+# ps-lite's rendezvous (src/van.cc, logged with PS_VERBOSE): nodes send the scheduler ADD_NODE, and
+# once every one registered the scheduler logs "the scheduler is connected to N workers and M servers"
+# and each node "W[9] is connected to others". Lines of BytePS's scheduler and workers that stopped
+# after registering (corpus holdout19 h19b-002, h19b-003); the completed rendezvous from ps-lite's
+# own docs and kubeflow's mxnet-operator README.
+_PSLITE = ["BytePS launching scheduler",
+           "[06:46:25] src/van.cc:357: Bind to role=scheduler, id=1, ip=10.94.1.77, port=1234, is_recovery=0",
+           "[06:46:36] src/van.cc:471: ? => 1. Meta: request=0, timestamp=0, control={ cmd=ADD_NODE, node={ role=server, "
+           "ip=10.94.1.77, port=62825, is_recovery=0 } }. THIS IS NOT DATA MSG!",
+           "[06:47:01] src/van.cc:471: ? => 1. Meta: request=0, timestamp=0, control={ cmd=ADD_NODE, node={ role=worker, "
+           "ip=10.94.1.152, port=41120, is_recovery=0 } }. THIS IS NOT DATA MSG!"]
+_PSLITE_DONE = ["[19:57:18] src/van.cc:336: assign rank=9 to node role=worker, ip=128.2.211.110, port=58442",
+                "[19:57:18] src/van.cc:347: the scheduler is connected to 1 workers and 1 servers",
+                "[19:57:18] src/van.cc:354: W[9] is connected to others"]
+
+
+def test_logs_that_stop_in_ps_lites_rendezvous_stopped_in_set_up() -> None:
+    assert _incidents(_PSLITE, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(_PSLITE, "console.log"), ended=True)
+    assert any("ps-lite's rendezvous" in line for line in rep["incidents"][0]["root_cause"])
+    assert _incidents(_PSLITE, ended=False) == []
+    assert _incidents([*_PSLITE, *_PSLITE_DONE], ended=True) == []
