@@ -2110,6 +2110,14 @@ class _Correlator:
             src = Source("<end of logs>", 0, "the logs stop during ps-lite's rendezvous: nodes registered with the "
                          "scheduler (ADD_NODE), no 'is connected' line, no metric line, no error, no exit")
             return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, pslite=True)
+        waits = getattr(st, "endpoint_wait", None)
+        if waits and world < 2:
+            # Paddle's launch waits for every trainer's endpoint before training and says which ones
+            # still do not answer; nothing came after: stopped while it still waited
+            waited = ", ".join(sorted(waits)[:8])
+            src = Source("<end of logs>", 0, f"the logs stop while the trainers wait for their peers' endpoints ({waited}); "
+                         "no metric line, no error, no exit")
+            return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, endpoint_wait=waited)
         if world < 2:
             return None
         seen = sorted(st.seen_global)[:64]
@@ -2337,6 +2345,14 @@ class _Correlator:
                          "that cannot reach a node's advertised address); if it was stopped, it was stopped there.")
             lines.append("Compare the ADD_NODE lines with the numbers of workers and servers set, and check that every "
                          "node's interface (DMLC_INTERFACE) is reachable from the scheduler.")
+        elif failure == "rank_hang" and d.get("endpoint_wait"):
+            lines.append(f"These logs stop while the trainers wait for their peers' endpoints (not ready: {d['endpoint_wait']}): "
+                         "Paddle's launcher waits, retrying every 3 s, until every trainer's endpoint answers, and no "
+                         "metric line, error or exit came after. If the job is still running, the trainer at that "
+                         "address never started or cannot be reached; if it was stopped, it was stopped there.")
+            lines.append("Start the launch on every node with the same --ips list (in the same order), and check that "
+                         "each node can reach the others' endpoints (firewall, a proxy in the environment, the "
+                         "interface the endpoint is bound to).")
         elif failure == "rank_hang" and d.get("startup"):
             lines.append(f"These logs of a {d.get('world')}-rank job stop during distributed start-up: no rank logged "
                          "a metric line, and nothing failed, exited or was torn down. If the job is still running, "

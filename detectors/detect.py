@@ -286,6 +286,9 @@ class JobState:
         # ps-lite's rendezvous (parsers/context.py ``_pslite``): "joining" after a node's ADD_NODE,
         # "joined" once the scheduler or a node said every node is connected; None: never seen
         self.pslite: str | None = None
+        # the endpoints Paddle's start-up waits for its peers named ("not ready endpoints:[...]",
+        # parsers/context.py ``_endpoint_wait``; a set, so alike lines read or skipped say the same)
+        self.endpoint_wait: set[str] | None = None
         self.trained_at: int | None = None  # arrival order of a framework's end-of-training line
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
@@ -340,6 +343,7 @@ class JobState:
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
         self.__dict__.setdefault("pslite", None)
+        self.__dict__.setdefault("endpoint_wait", None)
         self.__dict__.setdefault("trained_at", None)
         self.__dict__.setdefault("last_notes", {})
         self.__dict__.setdefault("skipped_batches", [])
@@ -506,6 +510,11 @@ class JobState:
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "pslite":
             if self.pslite != "joined":
                 self.pslite = str(ev.data["value"])  # (once joined, a later node's message is no new rendezvous)
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "endpoint_wait":
+            if self.endpoint_wait is None:
+                self.endpoint_wait = set()
+            if len(self.endpoint_wait) < 64:
+                self.endpoint_wait.update(str(ev.data["value"]).split(","))
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "trained_to_end":
             self.trained_to_end = True  # the framework's own end-of-training line
             self.trained_at = order

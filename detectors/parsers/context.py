@@ -217,6 +217,18 @@ def _pslite(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _endpoint_wait(m: re.Match[str], seg: Segment) -> bool:
+    """Paddle's start-up wait for its peers' endpoints (paddle.distributed's ``wait_server_ready``:
+    ``server not ready, wait 3 sec to retry...`` then ``not ready endpoints:['192.168.4.7:6070']``,
+    every 3 s until every trainer's endpoint answers): the endpoints still waited for."""
+    listed = _ENDPOINT.findall(seg.body[m.end():m.end() + 400])
+    _ctx(seg, "endpoint_wait", ",".join(listed[:8]) or "?")
+    return False
+
+
+_ENDPOINT = re.compile(r"'([^'\s]{1,80}:\d{1,5})'")
+
+
 def _rich_record(m: re.Match[str], seg: Segment) -> bool:
     return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
 
@@ -252,6 +264,7 @@ RULES = [
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
     Rule("context.pslite", r"control=\{ ?cmd=ADD_NODE\b|\bis connected to others\b|[Tt]he scheduler is connected to [0-9]+ workers",
          _pslite),
+    Rule("context.endpoint_wait", r"not ready endpoints: ?\[", _endpoint_wait),
     # torch/distributed/run.py: "if 'OMP_NUM_THREADS' not in os.environ and args.nproc_per_node > 1"
     Rule("context.omp_banner", r"Setting OMP_NUM_THREADS environment variable for each process to be", _omp_banner),
     # end-of-training markers: Megatron's print_datetime('after training is done')

@@ -230,3 +230,23 @@ def test_logs_that_stop_in_ps_lites_rendezvous_stopped_in_set_up() -> None:
     assert any("ps-lite's rendezvous" in line for line in rep["incidents"][0]["root_cause"])
     assert _incidents(_PSLITE, ended=False) == []
     assert _incidents([*_PSLITE, *_PSLITE_DONE], ended=True) == []
+
+
+# Paddle's launch waits for every trainer's endpoint before training (paddle.distributed's
+# wait_server_ready: "server not ready, wait 3 sec to retry..." then "not ready endpoints:[...]"
+# every 3 s). Lines of PaddlePaddle/Paddle#44966 (two nodes each waiting for the other; corpus
+# holdout24 h24b-021) and PaddlePaddle/PLSC#115 (one node waiting for four endpoints of the other).
+_PADDLE_WAIT = ["$ python -m paddle.distributed.launch --ips=\"192.168.4.17,192.168.4.7\" --gpus=0,1 train_fleet_dygraph.py",
+                "server not ready, wait 3 sec to retry...",
+                "not ready endpoints:['192.168.4.7:6070', '192.168.4.7:6071']",
+                "server not ready, wait 3 sec to retry...",
+                "not ready endpoints:['192.168.4.7:6070']"]
+
+
+def test_logs_that_stop_while_paddles_trainers_wait_for_their_peers_stopped_in_set_up() -> None:
+    assert _incidents(_PADDLE_WAIT, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(_PADDLE_WAIT, "console.log"), ended=True)
+    assert any("192.168.4.7:6070, 192.168.4.7:6071" in line for line in rep["incidents"][0]["root_cause"])
+    assert _incidents(_PADDLE_WAIT, ended=False) == []
+    trained = [*_PADDLE_WAIT, "[2022/08/08 10:00:00] ppdet.engine INFO: Epoch: [0] [  0/916] learning_rate: 0.000100 loss: 2.431"]
+    assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
