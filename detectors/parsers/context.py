@@ -54,6 +54,12 @@ _WORLD = re.compile(
 _MESH = re.compile(r"Building (?:\d-D )?device mesh with (?:[\[(][^\])]{0,200}[\])],\s*\[(?P<dims>\d+(?:,\s*\d+){0,5})\]"
                    r"|parallelism: (?P<par>(?:\w+=\d+(?:,\s*)?){1,10}))")
 _MESH_DIMS = ("pp", "dp_replicate", "dp_shard", "cp", "tp")
+# a Slurm srun command line starting the job's tasks (one task per rank, several per node): --ntasks
+# N, or --ntasks-per-node N on --nodes M (default 1); a node range ("-N2-4") gives no size
+_SRUN = re.compile(r"(?:^|[\s;&|$+])srun\s")
+_SRUN_TASKS = re.compile(r"\s(?:-n\s?|--ntasks[= ])(?P<n>\d+)(?![-\d])")
+_SRUN_PER_NODE = re.compile(r"\s--ntasks-per-node[= ](?P<n>\d+)(?![-\d])")
+_SRUN_NODES = re.compile(r"\s(?:-N\s?|--nodes[= ])(?P<n>\d+)(?P<range>-)?")
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
 _NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
 _NNODES = re.compile(r"--nnodes[= ](?P<v>\S+)")
@@ -123,6 +129,8 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
     wm = _WORLD.search(body)
     if wm and 0 < int(wm.group("v")) <= 1_000_000:
         _ctx(seg, "world_size", int(wm.group("v")))
+    if not wm and "srun" in body and _SRUN.search(body) and (n := _srun_tasks(body)) is not None and n >= 2:
+        _ctx(seg, "world_size", n)
     mesh = _MESH.search(body) if not wm and "device mesh" in body else None
     if mesh is not None and (n := _mesh_size(mesh)) is not None:
         _ctx(seg, "world_size", n)
@@ -233,6 +241,27 @@ def _rich_record(m: re.Match[str], seg: Segment) -> bool:
     return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
 
 
+def _srun_tasks(body: str) -> int | None:
+    """The ranks an srun command line starts (``_SRUN_TASKS`` / ``_SRUN_PER_NODE`` x ``_SRUN_NODES``),
+    or None when it does not say. Only with more than one task per node: a launcher that starts
+    its own processes (torchrun, accelerate, a wrapper script running one) runs one task per node,
+    and its tasks are nodes, not ranks."""
+    if any(w in body for w in ("torchrun", "nproc", "distributed.launch", "distributed.run", "accelerate", "deepspeed")):
+        return None  # (its own launcher on the same line gives the world: _NPROC)
+    nodes = _SRUN_NODES.search(body)
+    if nodes is not None and nodes.group("range"):
+        return None
+    n_nodes = int(nodes.group("n")) if nodes else 1
+    if (t := _SRUN_TASKS.search(body)) is not None:
+        n = int(t.group("n"))
+        return n if n > n_nodes and n <= 1_000_000 else None
+    per = _SRUN_PER_NODE.search(body)
+    if per is None or int(per.group("n")) < 2:
+        return None
+    n = int(per.group("n")) * n_nodes
+    return n if n <= 1_000_000 else None
+
+
 def _mesh_size(m: re.Match[str]) -> int | None:
     """The ranks a torchtitan device mesh spans (``_MESH``), or None."""
     n = 1
@@ -255,7 +284,7 @@ RULES = [
                                 r"[^\n]*[^ ] {2,}[A-Za-z0-9_.-]+\.py:[0-9]+ *\r?$", _rich_record, on_raw=True),
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|device mesh with|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|device mesh with|srun .*(?:--ntasks|-n ?[0-9])|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.nccl_tests_row",

@@ -250,3 +250,23 @@ def test_logs_that_stop_while_paddles_trainers_wait_for_their_peers_stopped_in_s
     assert _incidents(_PADDLE_WAIT, ended=False) == []
     trained = [*_PADDLE_WAIT, "[2022/08/08 10:00:00] ppdet.engine INFO: Epoch: [0] [  0/916] learning_rate: 0.000100 loss: 2.431"]
     assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
+
+
+# An srun command line that starts one task per rank (several per node) gives the world: --ntasks N,
+# or --ntasks-per-node N on --nodes M (Slurm's srun options; stas00/ml-engineering's srun launcher,
+# Deformable-DETR's run_dist_slurm.sh). One task per node runs a launcher (torchrun) whose tasks are
+# nodes: no world from srun. Lines of a PiPPy T5 job on 2 x 8 GPUs that stopped in its pipeline
+# set-up (corpus holdout23 h23b-018); "srun -N 1 -n 1 shifter python ..." (holdout23) starts one.
+_SRUN = ["$ VERBOSE=1 srun -N2 -p train --gpus-per-node=8 --ntasks-per-node=8 --gpus-per-task=1 ./pippy_wrapper.sh",
+         "submod_0 35M params", "INFO:root:[6] Instantiating RankWorker", "INFO:root:Instantiating PipeStageExecutor for stage 0"]
+
+
+def test_an_srun_line_with_a_task_per_rank_gives_the_world() -> None:
+    assert fed_state(_SRUN).context().get("world_size") == 16
+    assert _incidents(_SRUN, ended=True) == [("rank_hang", "info", None)]
+    for line, world in (("srun --ntasks=4 --cpus-per-task=8 python train.py", 4),
+                        ("+ srun -N 1 -n 1 shifter python pytorch_info.py", None),
+                        ("srun --nodes=4 --ntasks-per-node=1 torchrun --nproc_per_node=8 --nnodes=4 train.py", 32),
+                        ("srun -N 4 --ntasks-per-node=1 ./launch.sh", None),
+                        ("srun -N2-4 --ntasks-per-node=8 python train.py", None)):
+        assert fed_state([line]).context().get("world_size") == world, line
