@@ -1403,6 +1403,9 @@ class _Correlator:
         stacked = None
         if not candidates and (stacked := self._timeout_stacks(fatal)) is not None:
             candidates = [stacked[0]]
+        skipped = None
+        if not candidates and (skipped := self._lone_skip(fatal, reporters)) is not None:
+            candidates = [skipped[0]]
         if not candidates:
             return []
         # prefer ranks whose own last step is behind the reporters' steps
@@ -1442,6 +1445,11 @@ class _Correlator:
                 # (``running validation`` while they print ``epoch 1 done``): it went elsewhere, and
                 # the collective its peers then timed out in waited for it
                 tied, apart = [lag[0]], lag
+            if len(tied) > 1 and (behind := _completed_far_behind(fatal, reporters)) is not None:
+                # several silent ranks that nothing tells apart, but one reporter's own watchdog report
+                # says its collectives stopped completing long before its peers' did: it stopped first
+                tied = [behind]
+                reporters = reporters - {behind}
             candidates = tied
             if len(candidates) != 1:
                 return []
@@ -1472,11 +1480,38 @@ class _Correlator:
             evidence.insert(0, apart[2])
         if stacked is not None:
             extra.update(stacks=stacked[1], stacks_from="timeout", rank_from="stacks")
+        if skipped is not None:
+            extra.update(skipped_batch=skipped[1].text, rank_from=skipped[2])
+            evidence.insert(0, skipped[1])
         extra.setdefault("rank_from", "progress")
         return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
+
+    def _lone_skip(self, fatal: list[Finding], reporters: set[int]) -> tuple[int, Source, str] | None:
+        """Every rank timed out, and one of them alone had noted before the first timeout that it
+        caught an error and skipped a batch (parsers/skips.py: ``skipping bad batch at step 33:
+        Expected input batch_size (8) ...``): it left that step's collectives out while its peers
+        ran them, so from then on the ranks waited in different collectives. That rank, its note
+        and where the note's rank came from; None when no rank or several did, or a note's rank is
+        not known."""
+        timeouts = [f for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank in reporters]
+        if not timeouts or len(reporters) < 2:
+            return None
+        first = min(f.order for f in timeouts)
+        skippers: dict[int, tuple[Source, str]] = {}
+        for order, rank, local, how, src in getattr(self.st, "skipped_batches", []):
+            if order >= first:
+                continue
+            r = self.resolve(rank, local)
+            if r is None:
+                return None  # (a note of no known rank may be any rank's)
+            skippers.setdefault(r, (src, how or "message"))
+        if len(skippers) != 1:
+            return None
+        ((r, (src, how)),) = skippers.items()
+        return (r, src, how) if r in reporters else None
 
     def unnamed_wait(self, fatal: list[Finding]) -> list[Finding]:
         """Collectives (or the store's set-up barrier) timed out in reports that name no rank (a
@@ -2099,6 +2134,21 @@ class _Correlator:
         if any(rs.last_step is not None for rs in st.ranks.values()):
             return None
         world = max(self.world_size() or 0, len(st.seen_global), st.max_nranks)
+        if getattr(st, "pslite", None) == "joining" and world < 2:
+            # ps-lite's rendezvous (BytePS, MXNet's dist kvstore): nodes sent the scheduler their
+            # ADD_NODE and no line says every node is connected: a parameter-server job (a scheduler,
+            # servers, workers) stopped while its nodes still registered
+            src = Source("<end of logs>", 0, "the logs stop during ps-lite's rendezvous: nodes registered with the "
+                         "scheduler (ADD_NODE), no 'is connected' line, no metric line, no error, no exit")
+            return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, pslite=True)
+        waits = getattr(st, "endpoint_wait", None)
+        if waits and world < 2:
+            # Paddle's launch waits for every trainer's endpoint before training and says which ones
+            # still do not answer; nothing came after: stopped while it still waited
+            waited = ", ".join(sorted(waits)[:8])
+            src = Source("<end of logs>", 0, f"the logs stop while the trainers wait for their peers' endpoints ({waited}); "
+                         "no metric line, no error, no exit")
+            return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, endpoint_wait=waited)
         if world < 2:
             return None
         seen = sorted(st.seen_global)[:64]
@@ -2317,6 +2367,23 @@ class _Correlator:
                          "lost peers that followed are its consequences.")
             lines.append("Start every process with the same WORLD_SIZE (one launcher's --nproc_per_node/--nnodes, the "
                          "same environment on every node) and let init_process_group read it from the environment.")
+        elif failure == "rank_hang" and d.get("pslite"):
+            lines.append("These logs stop during ps-lite's rendezvous (the parameter-server transport of BytePS and "
+                         "MXNet's dist kvstore): nodes sent the scheduler their ADD_NODE, and no line says the scheduler "
+                         "was connected to every worker and server. If the job is still running, it waits for a node "
+                         "that never registered (a DMLC_NUM_WORKER / DMLC_NUM_SERVER count the launched nodes do not "
+                         "reach, a node that cannot reach DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT, or the scheduler's reply "
+                         "that cannot reach a node's advertised address); if it was stopped, it was stopped there.")
+            lines.append("Compare the ADD_NODE lines with the numbers of workers and servers set, and check that every "
+                         "node's interface (DMLC_INTERFACE) is reachable from the scheduler.")
+        elif failure == "rank_hang" and d.get("endpoint_wait"):
+            lines.append(f"These logs stop while the trainers wait for their peers' endpoints (not ready: {d['endpoint_wait']}): "
+                         "Paddle's launcher waits, retrying every 3 s, until every trainer's endpoint answers, and no "
+                         "metric line, error or exit came after. If the job is still running, the trainer at that "
+                         "address never started or cannot be reached; if it was stopped, it was stopped there.")
+            lines.append("Start the launch on every node with the same --ips list (in the same order), and check that "
+                         "each node can reach the others' endpoints (firewall, a proxy in the environment, the "
+                         "interface the endpoint is bound to).")
         elif failure == "rank_hang" and d.get("startup"):
             lines.append(f"These logs of a {d.get('world')}-rank job stop during distributed start-up: no rank logged "
                          "a metric line, and nothing failed, exited or was torn down. If the job is still running, "
@@ -2351,6 +2418,12 @@ class _Correlator:
                 lines.append(f"The job was stopped from outside (Ctrl-C or the launcher's SIGINT), and each rank's "
                              f"KeyboardInterrupt traceback shows where it was at that moment: {d['stacks']}. "
                              f"Rank {rank} held the others up.")
+        elif failure == "rank_hang" and d.get("skipped_batch"):
+            lines.append(f"Every rank timed out, and before that rank {rank} alone caught an error and skipped a batch "
+                         f"(\"{str(d['skipped_batch'])[:160]}\"): it left out that step's collectives while its peers "
+                         "ran them, so the ranks then waited in different collectives until they timed out.")
+            lines.append("Skip a batch on every rank or on none: all-reduce a 'this rank failed' flag and skip together "
+                         "(or raise, and let the launcher restart the job); never continue past a caught error on one rank alone.")
         elif failure == "rank_hang" and rank is not None and rank in d.get("reporters", []):
             lines.append(f"Every rank timed out, and rank {rank} is the one behind: it never enqueued the collective "
                          f"ranks {_fmt_ranks([r for r in d.get('reporters', []) if r != rank])} were waiting in.")
@@ -2543,6 +2616,34 @@ def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None
             return lows[0]
         return None
     return None
+
+
+def _completed_far_behind(fatal: list[Finding], reporters: set[int]) -> int | None:
+    """The one reporter whose last completed collective is far below every other reporter's, all
+    of them in one process group that each report names (``[PG 0 Rank 1] Timeout at NCCL work: 7,
+    last enqueued NCCL work: 8, last completed NCCL work: 6`` beside ``[PG 0 Rank 5] Timeout at
+    NCCL work: 1211, ... last completed NCCL work: 1210`` from every other reporter): the group is
+    the same, so the distance is no other group's count (``_behind_in_sequence`` cannot know that
+    from untagged reports and stops at a few collectives); its stream stopped completing work
+    first, and the others went on until they waited on it. The other reporters must agree with
+    each other, and there must be two of them at least."""
+    reports = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters
+               and str(f.data.get("last_completed") or "").isdigit()]
+    groups = {m.group(1) if (m := _PG.search(f.evidence[0].text)) else None for f in reports}
+    if len(groups) != 1 or None in groups:
+        return None
+    done: dict[int, int] = {}
+    for f in reports:
+        if f.rank is not None:
+            done[f.rank] = max(done.get(f.rank, 0), int(str(f.data["last_completed"])))
+    if set(done) != reporters or len(done) < 3:
+        return None
+    low = min(done.values())
+    lows = [r for r, v in done.items() if v == low]
+    rest = {v for r, v in done.items() if r not in lows}
+    if len(lows) != 1 or len(rest) != 1 or next(iter(rest)) - low <= _MAX_SEQ_BEHIND:
+        return None  # (a few apart: ``_behind_in_sequence``'s to judge, where it applies)
+    return lows[0]
 
 
 def _value_text(rec: SampleRec, metric: str) -> str:

@@ -35,6 +35,7 @@ from detectors.parsers import (
     perf,
     progress,
     sections,
+    skips,
     stall_list,
     workermap,
 )
@@ -89,7 +90,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.UNRAISABLE_RULE, exceptions.THREAD_RULE, exceptions.INTERRUPT_RULE, exceptions.FRAME_RULE,
                         exceptions.FH_HEADER_RULE, exceptions.FH_FRAME_RULE,
                         exceptions.NAN_ASSERT_RULE,
-                        *stall_list.RULES,
+                        *stall_list.RULES, *skips.RULES,
                         *workermap.RULES, *sections.RULES, *progress.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
