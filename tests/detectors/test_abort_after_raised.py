@@ -24,10 +24,10 @@ _LAUNCHER = ["[2024-02-18 17:19:23,849] [INFO] [launch.py:316:sigkill_handler] K
 
 
 def test_an_abort_right_below_a_raised_error_is_its_teardown() -> None:
-    assert top_verdict(_RAISED + [_ABORT] + _LAUNCHER)[0] == "loss_scale_collapse"
+    assert top_verdict([*_RAISED, _ABORT, *_LAUNCHER])[0] == "loss_scale_collapse"
 
 
 def test_an_abort_with_no_raised_error_above_is_the_crash() -> None:
-    assert top_verdict(["[rank1]: step 10 loss 2.31", _ABORT] + _LAUNCHER)[0] == "native_abort"
+    assert top_verdict(["[rank1]: step 10 loss 2.31", _ABORT, *_LAUNCHER])[0] == "native_abort"
     # nor does an error raised far above (another moment of the run) explain it
     assert top_verdict(_RAISED + [f"step {s} loss 2.3" for s in range(10)] + [_ABORT])[0] == "native_abort"
