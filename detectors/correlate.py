@@ -74,6 +74,7 @@ LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad 
 REGROWTHS = 3
 SPAN_STEPS = 50
 HIGH_SKIP_RATE = 0.05
+FP16_MAX = 65504.0  # the largest finite float16: a loss above it overflows in an fp16 forward
 # frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
 # logs ``loss_scale`` only under --fp16/--amp): a scale of 1 there is the scaler, ten-plus
 # halvings down; Megatron prints a constant ``loss scale: 1.0`` in bf16 and fp32 runs
@@ -583,10 +584,39 @@ class _Correlator:
                         [m for m in _dedupe_moves(self.st.scale_moves) if not m.hysteresis])) is not None:
                     # several ranks' notes at the start, one rank's through the longest descent
                     rank, rank_from, note = self._local_overflow_rank(longest.order)
+                if rank is None:
+                    rank, rank_from, note = self._out_of_range_rank()
                 if rank is not None and note is not None:
                     f.rank, f.data["rank_from"] = rank, rank_from
                     f.evidence = [*f.evidence, note]
         return out
+
+    def _out_of_range_rank(self) -> tuple[int | None, str | None, Source | None]:
+        """The one rank whose own logged loss left fp16's range (above ``FP16_MAX`` or not finite)
+        while another rank logged an ordinary loss at that same step: its batch is what overflowed
+        (the flag is all-reduced, so every rank skips and reports the skips alike)."""
+        bad: dict[int, SampleRec] = {}
+        ordinary: dict[int, set[int]] = {}
+        for key, rs in self.st.ranks.items():
+            if key is None or not rs.n_samples:
+                continue
+            r = key[1] if key[0] == "g" else self.resolve(None, key[1])
+            if r is None:
+                continue
+            for rec in rs.samples:
+                loss = rec.data.get("loss")
+                if rec.step is None or not isinstance(loss, float) or rec.data.get("scope") == "global":
+                    continue
+                if not math.isfinite(loss) or abs(loss) > FP16_MAX:
+                    bad.setdefault(r, rec)
+                else:
+                    ordinary.setdefault(rec.step, set()).add(r)
+        if len(bad) != 1:
+            return None, None, None
+        r, rec = next(iter(bad.items()))
+        if not ordinary.get(rec.step or -1, set()) - {r}:
+            return None, None, None
+        return r, "out_of_range_loss", rec.source
 
     def _loss_scale(self) -> list[Finding]:
         moves = _dedupe_moves(self.st.scale_moves)
@@ -1373,6 +1403,9 @@ class _Correlator:
         stacked = None
         if not candidates and (stacked := self._timeout_stacks(fatal)) is not None:
             candidates = [stacked[0]]
+        skipped = None
+        if not candidates and (skipped := self._lone_skip(fatal, reporters)) is not None:
+            candidates = [skipped[0]]
         if not candidates:
             return []
         # prefer ranks whose own last step is behind the reporters' steps
@@ -1412,6 +1445,11 @@ class _Correlator:
                 # (``running validation`` while they print ``epoch 1 done``): it went elsewhere, and
                 # the collective its peers then timed out in waited for it
                 tied, apart = [lag[0]], lag
+            if len(tied) > 1 and (behind := _completed_far_behind(fatal, reporters)) is not None:
+                # several silent ranks that nothing tells apart, but one reporter's own watchdog report
+                # says its collectives stopped completing long before its peers' did: it stopped first
+                tied = [behind]
+                reporters = reporters - {behind}
             candidates = tied
             if len(candidates) != 1:
                 return []
@@ -1442,11 +1480,38 @@ class _Correlator:
             evidence.insert(0, apart[2])
         if stacked is not None:
             extra.update(stacks=stacked[1], stacks_from="timeout", rank_from="stacks")
+        if skipped is not None:
+            extra.update(skipped_batch=skipped[1].text, rank_from=skipped[2])
+            evidence.insert(0, skipped[1])
         extra.setdefault("rank_from", "progress")
         return [self.finding("rank_killed" if died else "rank_hang", r, int(st) + 1 if st >= 0 else first_to.step, first_to.time, evidence,
                              last_step=int(st) if st >= 0 else None, reporters=sorted(reporters),
                              inferred_from_world_size=inferred, seq=first_to.data.get("seq"),
                              **extra)]
+
+    def _lone_skip(self, fatal: list[Finding], reporters: set[int]) -> tuple[int, Source, str] | None:
+        """Every rank timed out, and one of them alone had noted before the first timeout that it
+        caught an error and skipped a batch (parsers/skips.py: ``skipping bad batch at step 33:
+        Expected input batch_size (8) ...``): it left that step's collectives out while its peers
+        ran them, so from then on the ranks waited in different collectives. That rank, its note
+        and where the note's rank came from; None when no rank or several did, or a note's rank is
+        not known."""
+        timeouts = [f for f in fatal if f.failure in ("collective_timeout", "peer_connection_lost") and f.rank in reporters]
+        if not timeouts or len(reporters) < 2:
+            return None
+        first = min(f.order for f in timeouts)
+        skippers: dict[int, tuple[Source, str]] = {}
+        for order, rank, local, how, src in getattr(self.st, "skipped_batches", []):
+            if order >= first:
+                continue
+            r = self.resolve(rank, local)
+            if r is None:
+                return None  # (a note of no known rank may be any rank's)
+            skippers.setdefault(r, (src, how or "message"))
+        if len(skippers) != 1:
+            return None
+        ((r, (src, how)),) = skippers.items()
+        return (r, src, how) if r in reporters else None
 
     def unnamed_wait(self, fatal: list[Finding]) -> list[Finding]:
         """Collectives (or the store's set-up barrier) timed out in reports that name no rank (a
@@ -1878,6 +1943,7 @@ class _Correlator:
         _after_oom(base)
         self.reduced_reports(base)
         _crash_after_own_comm_error(base)
+        _abort_after_raised_error(base)
         numeric = self.nonfinite()
         _assert_after_nan(base, numeric)
         scale = self.loss_scale()
@@ -2068,6 +2134,21 @@ class _Correlator:
         if any(rs.last_step is not None for rs in st.ranks.values()):
             return None
         world = max(self.world_size() or 0, len(st.seen_global), st.max_nranks)
+        if getattr(st, "pslite", None) == "joining" and world < 2:
+            # ps-lite's rendezvous (BytePS, MXNet's dist kvstore): nodes sent the scheduler their
+            # ADD_NODE and no line says every node is connected: a parameter-server job (a scheduler,
+            # servers, workers) stopped while its nodes still registered
+            src = Source("<end of logs>", 0, "the logs stop during ps-lite's rendezvous: nodes registered with the "
+                         "scheduler (ADD_NODE), no 'is connected' line, no metric line, no error, no exit")
+            return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, pslite=True)
+        waits = getattr(st, "endpoint_wait", None)
+        if waits and world < 2:
+            # Paddle's launch waits for every trainer's endpoint before training and says which ones
+            # still do not answer; nothing came after: stopped while it still waited
+            waited = ", ".join(sorted(waits)[:8])
+            src = Source("<end of logs>", 0, f"the logs stop while the trainers wait for their peers' endpoints ({waited}); "
+                         "no metric line, no error, no exit")
+            return self.finding("rank_hang", None, None, None, [src], severity="info", startup=True, endpoint_wait=waited)
         if world < 2:
             return None
         seen = sorted(st.seen_global)[:64]
@@ -2286,6 +2367,23 @@ class _Correlator:
                          "lost peers that followed are its consequences.")
             lines.append("Start every process with the same WORLD_SIZE (one launcher's --nproc_per_node/--nnodes, the "
                          "same environment on every node) and let init_process_group read it from the environment.")
+        elif failure == "rank_hang" and d.get("pslite"):
+            lines.append("These logs stop during ps-lite's rendezvous (the parameter-server transport of BytePS and "
+                         "MXNet's dist kvstore): nodes sent the scheduler their ADD_NODE, and no line says the scheduler "
+                         "was connected to every worker and server. If the job is still running, it waits for a node "
+                         "that never registered (a DMLC_NUM_WORKER / DMLC_NUM_SERVER count the launched nodes do not "
+                         "reach, a node that cannot reach DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT, or the scheduler's reply "
+                         "that cannot reach a node's advertised address); if it was stopped, it was stopped there.")
+            lines.append("Compare the ADD_NODE lines with the numbers of workers and servers set, and check that every "
+                         "node's interface (DMLC_INTERFACE) is reachable from the scheduler.")
+        elif failure == "rank_hang" and d.get("endpoint_wait"):
+            lines.append(f"These logs stop while the trainers wait for their peers' endpoints (not ready: {d['endpoint_wait']}): "
+                         "Paddle's launcher waits, retrying every 3 s, until every trainer's endpoint answers, and no "
+                         "metric line, error or exit came after. If the job is still running, the trainer at that "
+                         "address never started or cannot be reached; if it was stopped, it was stopped there.")
+            lines.append("Start the launch on every node with the same --ips list (in the same order), and check that "
+                         "each node can reach the others' endpoints (firewall, a proxy in the environment, the "
+                         "interface the endpoint is bound to).")
         elif failure == "rank_hang" and d.get("startup"):
             lines.append(f"These logs of a {d.get('world')}-rank job stop during distributed start-up: no rank logged "
                          "a metric line, and nothing failed, exited or was torn down. If the job is still running, "
@@ -2320,6 +2418,12 @@ class _Correlator:
                 lines.append(f"The job was stopped from outside (Ctrl-C or the launcher's SIGINT), and each rank's "
                              f"KeyboardInterrupt traceback shows where it was at that moment: {d['stacks']}. "
                              f"Rank {rank} held the others up.")
+        elif failure == "rank_hang" and d.get("skipped_batch"):
+            lines.append(f"Every rank timed out, and before that rank {rank} alone caught an error and skipped a batch "
+                         f"(\"{str(d['skipped_batch'])[:160]}\"): it left out that step's collectives while its peers "
+                         "ran them, so the ranks then waited in different collectives until they timed out.")
+            lines.append("Skip a batch on every rank or on none: all-reduce a 'this rank failed' flag and skip together "
+                         "(or raise, and let the launcher restart the job); never continue past a caught error on one rank alone.")
         elif failure == "rank_hang" and rank is not None and rank in d.get("reporters", []):
             lines.append(f"Every rank timed out, and rank {rank} is the one behind: it never enqueued the collective "
                          f"ranks {_fmt_ranks([r for r in d.get('reporters', []) if r != rank])} were waiting in.")
@@ -2338,11 +2442,24 @@ class _Correlator:
                 lines.append(f"The launcher's 'Root Cause (first observed failure)' names rank {claimed[0].rank}, "
                              "which was only the first victim to exit.")
         elif failure in ("loss_scale_collapse", "fp16_overflow_skips", "loss_scale_warmup"):
-            lines.append(f"{d.get('overflows', 0)} fp16 overflow(s) made the dynamic loss scaler skip steps; "
-                         f"lowest scale seen: {d.get('lowest_scale')}.")
+            if not d.get("overflows") and d.get("skipped") is not None and d.get("steps"):
+                lines.append(f"The run's own tally: the dynamic loss scaler skipped {d['skipped']} of {d['steps']} optimizer "
+                             f"steps on fp16 overflow ({float(d.get('rate') or 0) * 100:.0f} %).")
+            else:
+                lines.append(f"{d.get('overflows', 0)} fp16 overflow(s) made the dynamic loss scaler skip steps; "
+                             f"lowest scale seen: {d.get('lowest_scale')}.")
             if failure == "loss_scale_warmup":
                 lines.append("The scale is still calibrating from its high initial value: this is expected at the start of fp16 training.")
-            lines.append("The overflow flag is all-reduced across ranks, so no single rank can be named from the logs.")
+            if rank is None:
+                lines.append("The overflow flag is all-reduced across ranks, so no single rank can be named from the logs.")
+            elif d.get("rank_from") == "out_of_range_loss":
+                lines.append(f"The overflow flag is all-reduced, so every rank skipped the same steps; rank {rank} alone logged "
+                             "a loss beyond fp16's range (above 65504 or not finite) while its peers' losses stayed ordinary "
+                             "at that step: its batch is what overflowed. Check that rank's data shard for outliers "
+                             "(unnormalized inputs, a corrupt sample).")
+            elif d.get("rank_from") == "local_overflow":
+                lines.append(f"The overflow flag is all-reduced, so every rank skipped the same steps; rank {rank} alone "
+                             "noted inf/NaN in its own gradients: its batch is what overflowed.")
         elif failure in _NUMERIC:
             scope = ("its own evaluation loss (the other ranks' were finite)" if d.get("metric") == "eval_loss"
                      else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")
@@ -2499,6 +2616,34 @@ def _behind_in_sequence(fatal: list[Finding], reporters: set[int]) -> int | None
             return lows[0]
         return None
     return None
+
+
+def _completed_far_behind(fatal: list[Finding], reporters: set[int]) -> int | None:
+    """The one reporter whose last completed collective is far below every other reporter's, all
+    of them in one process group that each report names (``[PG 0 Rank 1] Timeout at NCCL work: 7,
+    last enqueued NCCL work: 8, last completed NCCL work: 6`` beside ``[PG 0 Rank 5] Timeout at
+    NCCL work: 1211, ... last completed NCCL work: 1210`` from every other reporter): the group is
+    the same, so the distance is no other group's count (``_behind_in_sequence`` cannot know that
+    from untagged reports and stops at a few collectives); its stream stopped completing work
+    first, and the others went on until they waited on it. The other reporters must agree with
+    each other, and there must be two of them at least."""
+    reports = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters
+               and str(f.data.get("last_completed") or "").isdigit()]
+    groups = {m.group(1) if (m := _PG.search(f.evidence[0].text)) else None for f in reports}
+    if len(groups) != 1 or None in groups:
+        return None
+    done: dict[int, int] = {}
+    for f in reports:
+        if f.rank is not None:
+            done[f.rank] = max(done.get(f.rank, 0), int(str(f.data["last_completed"])))
+    if set(done) != reporters or len(done) < 3:
+        return None
+    low = min(done.values())
+    lows = [r for r, v in done.items() if v == low]
+    rest = {v for r, v in done.items() if r not in lows}
+    if len(lows) != 1 or len(rest) != 1 or next(iter(rest)) - low <= _MAX_SEQ_BEHIND:
+        return None  # (a few apart: ``_behind_in_sequence``'s to judge, where it applies)
+    return lows[0]
 
 
 def _value_text(rec: SampleRec, metric: str) -> str:
@@ -2670,6 +2815,9 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
     out: list[ScaleMove] = []
     by_step: set[tuple[int, float | None, float | None]] = set()
     copies = _copy_bursts(moves)
+    # two reports glued on one line: several processes write this stream, so the same back-off
+    # again with nothing of its own between (no step, no clock) is another process's copy
+    writers = any(getattr(m, "glued", False) for m in moves)
     for m in sorted(moves, key=lambda m: m.order):
         if id(m) in copies:
             continue
@@ -2711,7 +2859,8 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue
             if (m.to_scale is not None and m.to_scale == p.to_scale and m.from_scale in (None, p.from_scale)
                     and m.step in (None, p.step) and m.time in (None, p.time) and p.source.path == m.source.path
-                    and 0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.source.text != p.source.text):
+                    and ((0 < m.source.line - p.source.line <= RANK_COPY_LINES and m.source.text != p.source.text)
+                         or (writers and m.step is None and m.time is None))):
                 # "reducing loss scale to X" again a line or two below, with no step or clock of its
                 # own, in a line that differs (its rank tag): another rank's copy of the same move
                 # (one process printing the same line again overflowed again after growing back)
@@ -2918,6 +3067,27 @@ def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:
 
 
 OWN_ERROR_LINES = 5  # a crash at most this many lines below its own process's communication error
+
+
+def _abort_after_raised_error(base: list[Finding]) -> None:
+    """A native crash (glibc's "double free or corruption", a segfault) printed at most
+    OWN_ERROR_LINES below an error a process had just raised (its traceback's frames, or an
+    exception type) in the same file, for the same rank or an untagged line: the process was
+    already exiting on that error and crashed tearing down (DeepSpeed's "Current loss scale
+    already at minimum" exceptions, then "double free or corruption (!prev)": corpus holdout28
+    h28a-007). The raised error is the cause, the crash its consequence."""
+    raised = [c for c in base if c.role is Role.CAUSE and c.evidence and c.failure not in ("rank_segfault", "native_abort")
+              and (c.data.get("frames") or c.data.get("exc_type"))]
+    if not raised:
+        return
+    for f in base:
+        if f.failure not in ("rank_segfault", "native_abort") or f.role is not Role.CAUSE or not f.evidence:
+            continue
+        src = f.evidence[0]
+        if any(c.order < f.order and c.evidence[0].path == src.path and 0 < src.line - c.evidence[0].line <= OWN_ERROR_LINES
+               and (f.rank is None or c.rank in (None, f.rank)) for c in raised):
+            f.role = Role.COLLATERAL
+            f.data["after_own_error"] = True
 
 
 def _crash_after_own_comm_error(base: list[Finding]) -> None:

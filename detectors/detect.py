@@ -47,6 +47,7 @@ STATIC_SKIP_LINES = 3
 BASELINE_EVERY = 16  # samples between baseline refreshes
 MAX_FINDINGS = 100_000
 LOCAL_OVERFLOW_NOTES = 10_000  # per job: a rank's notes of its own inf/NaN gradients kept
+MAX_SKIP_NOTES = 1_000  # per job: ranks' notes that they caught an error and skipped a batch
 MAX_RANKS = 16_384  # distinct ranks with their own state (a bound far below any label explosion)
 MAX_PROCS = 1024  # NCCL processes (host:pid) whose rank-less cause findings wait for their rank
 MAX_LISTED_KEYS = 16  # tensors read from one stall-list line (Horovod lists a rank's first few)
@@ -287,6 +288,12 @@ class JobState:
         self.max_epoch = 0.0  # the highest epoch a metric line logged
         self.finished = False  # a launcher reported the end of the job (exit, teardown, summary)
         self.trained_to_end = False  # a framework printed its end-of-training summary
+        # ps-lite's rendezvous (parsers/context.py ``_pslite``): "joining" after a node's ADD_NODE,
+        # "joined" once the scheduler or a node said every node is connected; None: never seen
+        self.pslite: str | None = None
+        # the endpoints Paddle's start-up waits for its peers named ("not ready endpoints:[...]",
+        # parsers/context.py ``_endpoint_wait``; a set, so alike lines read or skipped say the same)
+        self.endpoint_wait: set[str] | None = None
         self.trained_at: int | None = None  # arrival order of a framework's end-of-training line
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
@@ -306,6 +313,10 @@ class JobState:
         # per file, each rank's last own note in the file's last lines: path → ("g", rank) or ("l",
         # local rank) → (line, the message made comparable, the line) (parse.py ``_last_notes``; correlate.hang)
         self.last_notes: dict[str, dict[tuple[str, int], tuple[int, str, Source]]] = {}
+        # a rank's own notes that it caught an error and skipped a batch (parsers/skips.py): (arrival
+        # order, global rank or None, local rank or None, where the rank came from, the line), the
+        # first MAX_SKIP_NOTES (correlate.hang)
+        self.skipped_batches: list[tuple[int, int | None, int | None, str | None, Source]] = []
 
     def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
@@ -336,8 +347,11 @@ class JobState:
         self.__dict__.setdefault("skip_windows", [])
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
+        self.__dict__.setdefault("pslite", None)
+        self.__dict__.setdefault("endpoint_wait", None)
         self.__dict__.setdefault("trained_at", None)
         self.__dict__.setdefault("last_notes", {})
+        self.__dict__.setdefault("skipped_batches", [])
 
     # ----------------------------------------------------------------- bookkeeping
     def note_file(self, rank: int | None, local: int | None) -> None:
@@ -495,6 +509,17 @@ class JobState:
             st.last_progress_line = (ev.source.path, ev.source.line)
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "bar_at":
             self.bar_at = (order, int(ev.data["value"]), int(ev.data.get("total") or 0), ev.source)
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "skipped_batch":
+            if len(self.skipped_batches) < MAX_SKIP_NOTES:
+                self.skipped_batches.append((order, ev.rank, ev.local_rank, ev.rank_from, ev.source))
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "pslite":
+            if self.pslite != "joined":
+                self.pslite = str(ev.data["value"])  # (once joined, a later node's message is no new rendezvous)
+        elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "endpoint_wait":
+            if self.endpoint_wait is None:
+                self.endpoint_wait = set()
+            if len(self.endpoint_wait) < 64:
+                self.endpoint_wait.update(str(ev.data["value"]).split(","))
         elif ev.kind is EventKind.CONTEXT and ev.data["key"] == "trained_to_end":
             self.trained_to_end = True  # the framework's own end-of-training line
             self.trained_at = order
@@ -614,6 +639,7 @@ class JobState:
                 to_scale,
                 hysteresis="hysteresis" in d,
                 initial=_float(d.get("initial_scale")),
+                glued=bool(d.get("glued")),
             )
             if move.from_scale is not None and move.from_scale == move.to_scale and move.to_scale is not None and (
                     move.to_scale >= HYSTERESIS_SCALE or (move.to_scale >= 2 and sum(

@@ -101,6 +101,7 @@ class ScaleMove:
     initial: float | None = None  # the scaler's fixed starting scale, where the catalog knows it
     logged: bool = False  # read off a metric line's scale column, no overflow message of its own
     regrown: bool = False  # the scaler said it grew its scale back since the move before: not a copy of it
+    glued: bool = False  # its line holds a second copy of the same report: several processes write this stream
 
 
 @dataclass

@@ -35,6 +35,7 @@ from detectors.parsers import (
     perf,
     progress,
     sections,
+    skips,
     stall_list,
     workermap,
 )
@@ -89,7 +90,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.UNRAISABLE_RULE, exceptions.THREAD_RULE, exceptions.INTERRUPT_RULE, exceptions.FRAME_RULE,
                         exceptions.FH_HEADER_RULE, exceptions.FH_FRAME_RULE,
                         exceptions.NAN_ASSERT_RULE,
-                        *stall_list.RULES,
+                        *stall_list.RULES, *skips.RULES,
                         *workermap.RULES, *sections.RULES, *progress.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
@@ -406,6 +407,10 @@ class LogParser:
                         # a CUDA call failed on NCCL's [N], the process's CUDA device (a network error
                         # says nothing about the device)
                         data.setdefault("gpu", str(seg.pre.device))
+                if "to_scale" in data and fr.regex.search(seg.body, m.end()) is not None:
+                    # a second report of the same kind glued onto this one: processes writing one
+                    # stream at once (every rank's copy of one back-off, interleaved mid-line)
+                    data["glued"] = True
                 if "to_scale" in data and state.progress is None:
                     # a scaler's back-off printed between a tqdm bar's refreshes: the bar says where the loop was
                     _bar_progress(state, data)

@@ -207,7 +207,13 @@ class Daemon:
             job, host = self.cfg.job, self.cfg.host
             for ev in events:
                 leaf = "unknown" if ev.rank is None else str(ev.rank)
-                ob.put_event(topic(job, "findings", leaf), encode_event(job, host, ev).dump())
+                payload = encode_event(job, host, ev).dump()
+                if ev.kind is EventKind.CONTEXT and ev.data.get("key") == "last_notes":
+                    # each file's last notes are re-sent after nearly every chunk, each replacing
+                    # the one before: only the newest goes, at most once per LATEST_INTERVAL
+                    ob.put_latest(f"notes|{ev.source.path}", topic(job, "findings", leaf), payload)
+                else:
+                    ob.put_event(topic(job, "findings", leaf), payload)
             if self.cfg.aggregate:
                 return  # the aggregator's engine is fed from the broker (every node, this one included)
         self.engine.feed(events, self.clock())
@@ -608,6 +614,7 @@ class Daemon:
                 await asyncio.wait_for(asyncio.gather(*sink_tasks, return_exceptions=True), timeout=30)
             if self.publisher is not None and pub_task is not None:
                 # give the broker a moment to take what is left, then say goodbye (retained offline)
+                self.publisher.outbox.flush_latest()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._outbox_empty(), timeout=5)
                 self.publisher.stop()

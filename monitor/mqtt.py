@@ -26,6 +26,7 @@ import math
 import random
 import socket
 import ssl
+import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -215,15 +216,60 @@ def parse_url(url: str) -> BrokerURL:
 
 
 # ----------------------------------------------------------------------------- outbox
+LATEST_INTERVAL = 2.0  # seconds: a superseding message (a file's last notes) is sent at most this often per key
+
+
 @dataclass
 class Outbox:
-    """Events in order (bounded, oldest dropped and counted); incidents by id, latest revision."""
+    """Events in order (bounded, oldest dropped and counted); incidents by id, latest revision;
+    superseding events (each file's ranks' last notes, re-sent after nearly every chunk) by key:
+    only the newest is kept, and one key is sent at most once per ``latest_interval``."""
 
     max_events: int = 50_000
     events: deque[tuple[str, bytes]] = field(default_factory=deque)
     incidents: OrderedDict[str, tuple[str, bytes]] = field(default_factory=OrderedDict)
     dropped: Counter[str] = field(default_factory=Counter)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    latest_interval: float = LATEST_INTERVAL
+    clock: Callable[[], float] = time.monotonic
+    # key → (topic, payload, when it may be sent); key → when it was last sent
+    latest: OrderedDict[str, tuple[str, bytes, float]] = field(default_factory=OrderedDict)
+    latest_sent: dict[str, float] = field(default_factory=dict)
+
+    def put_latest(self, key: str, t: str, payload: bytes) -> None:
+        """A message that supersedes the one before it under ``key``: an unsent older one is
+        replaced (and keeps its place and its time); a key sent less than ``latest_interval``
+        ago waits for the rest of it. What the receiver holds is never older than that."""
+        old = self.latest.get(key)
+        if old is not None:
+            due = old[2]
+        else:
+            due = max(self.clock(), self.latest_sent.get(key, -math.inf) + self.latest_interval)
+        self.latest[key] = (t, payload, due)
+        self.ready.set()
+
+    def flush_latest(self) -> None:
+        """Every waiting superseding message may go now (shutdown: nothing is held back)."""
+        for key, (t, payload, _) in list(self.latest.items()):
+            self.latest[key] = (t, payload, -math.inf)
+        self.ready.set()
+
+    def due_latest(self) -> tuple[str | None, float | None]:
+        """The first key that may be sent now, else None and how long until one may."""
+        now = self.clock()
+        soonest: float | None = None
+        for key, (_, _, due) in self.latest.items():
+            if due <= now:
+                return key, None
+            soonest = due - now if soonest is None else min(soonest, due - now)
+        return None, soonest
+
+    def sent_latest(self, key: str, payload: bytes) -> None:
+        """``payload`` under ``key`` was acknowledged: it leaves unless a newer one replaced it."""
+        entry = self.latest.get(key)
+        if entry is not None and entry[1] is payload:
+            del self.latest[key]
+        self.latest_sent[key] = self.clock()
 
     def put_event(self, t: str, payload: bytes) -> None:
         if len(self.events) >= self.max_events:
@@ -238,7 +284,7 @@ class Outbox:
         self.ready.set()
 
     def __len__(self) -> int:
-        return len(self.events) + len(self.incidents)
+        return len(self.events) + len(self.incidents) + len(self.latest)
 
 
 # ----------------------------------------------------------------------------- publisher
@@ -365,11 +411,28 @@ class Publisher:
                 if ob.incidents.get(iid, (None, None))[1] is payload:
                     del ob.incidents[iid]
                 self.published["status" if iid.startswith("status/") else "incident"] += 1
-            else:
+            elif ob.events:
                 t, payload = ob.events[0]
                 await client.publish(t, payload, qos=1, retain=False)
                 if ob.events and ob.events[0][1] is payload:
                     ob.events.popleft()
+                self.published["event"] += 1
+            else:
+                key, wait = ob.due_latest()
+                if key is None:
+                    # only superseding messages left, none due yet: wait for it (or for news)
+                    ob.ready.clear()
+                    stop = asyncio.ensure_future(self.stopping.wait())
+                    ready = asyncio.ensure_future(ob.ready.wait())
+                    await asyncio.wait({stop, ready}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                    stop.cancel()
+                    ready.cancel()
+                    if self.stopping.is_set():
+                        ob.flush_latest()
+                    continue
+                t, payload, _ = ob.latest[key]
+                await client.publish(t, payload, qos=1, retain=False)
+                ob.sent_latest(key, payload)
                 self.published["event"] += 1
 
     def stop(self) -> None:

@@ -46,6 +46,20 @@ _WORLD = re.compile(
     r"|Num\. of GPUs|^Number of devices"
     r"|\b(?:mpirun|horovodrun)\s(?:\S+\s+)*?-{1,2}np?)['\"]?\s*+[=:]?\s*+(?P<v>\d+)"
 )
+# torchtitan's mesh (torchtitan/distributed/parallel_dims.py, and forks of it): "Building 1-D device
+# mesh with ['dp_shard'], [8]", "Building 2-D device mesh with ('dp', 'tp'), [4, 2]" (the sizes of the
+# mesh's dimensions) or "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=4,
+# cp=1, tp=1, ep=1, etp=1" (ep and etp split the other dimensions, they add no ranks): the world is
+# the product of the sizes
+_MESH = re.compile(r"Building (?:\d-D )?device mesh with (?:[\[(][^\])]{0,200}[\])],\s*\[(?P<dims>\d+(?:,\s*\d+){0,5})\]"
+                   r"|parallelism: (?P<par>(?:\w+=\d+(?:,\s*)?){1,10}))")
+_MESH_DIMS = ("pp", "dp_replicate", "dp_shard", "cp", "tp")
+# a Slurm srun command line starting the job's tasks (one task per rank, several per node): --ntasks
+# N, or --ntasks-per-node N on --nodes M (default 1); a node range ("-N2-4") gives no size
+_SRUN = re.compile(r"(?:^|[\s;&|$+])srun\s")
+_SRUN_TASKS = re.compile(r"\s(?:-n\s?|--ntasks[= ])(?P<n>\d+)(?![-\d])")
+_SRUN_PER_NODE = re.compile(r"\s--ntasks-per-node[= ](?P<n>\d+)(?![-\d])")
+_SRUN_NODES = re.compile(r"\s(?:-N\s?|--nodes[= ])(?P<n>\d+)(?P<range>-)?")
 # a torchrun / torch.distributed.launch command line: --nproc_per_node N on --nnodes M (default 1)
 _NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
 _NNODES = re.compile(r"--nnodes[= ](?P<v>\S+)")
@@ -115,6 +129,11 @@ def _context(m: re.Match[str], seg: Segment) -> bool:
     wm = _WORLD.search(body)
     if wm and 0 < int(wm.group("v")) <= 1_000_000:
         _ctx(seg, "world_size", int(wm.group("v")))
+    if not wm and "srun" in body and _SRUN.search(body) and (n := _srun_tasks(body)) is not None and n >= 2:
+        _ctx(seg, "world_size", n)
+    mesh = _MESH.search(body) if not wm and "device mesh" in body else None
+    if mesh is not None and (n := _mesh_size(mesh)) is not None:
+        _ctx(seg, "world_size", n)
     pl = _PL_DEVICES.search(body)
     if pl and not wm and int(pl.group("n")) > 0:
         plnodes = _PL_NODES.search(body)
@@ -197,8 +216,65 @@ def _trained(m: re.Match[str], seg: Segment) -> bool:
     return False
 
 
+def _pslite(m: re.Match[str], seg: Segment) -> bool:
+    """ps-lite's rendezvous (the parameter-server transport of BytePS and MXNet's dist kvstore,
+    logged with PS_VERBOSE): a node's ``ADD_NODE`` control message to the scheduler (or the
+    scheduler's reply) while the nodes register, and ``the scheduler is connected to N workers and
+    M servers`` / ``W[9] is connected to others`` once every node has (ps-lite src/van.cc)."""
+    _ctx(seg, "pslite", "joined" if "connected" in m.group(0) else "joining")
+    return False
+
+
+def _endpoint_wait(m: re.Match[str], seg: Segment) -> bool:
+    """Paddle's start-up wait for its peers' endpoints (paddle.distributed's ``wait_server_ready``:
+    ``server not ready, wait 3 sec to retry...`` then ``not ready endpoints:['192.168.4.7:6070']``,
+    every 3 s until every trainer's endpoint answers): the endpoints still waited for."""
+    listed = _ENDPOINT.findall(seg.body[m.end():m.end() + 400])
+    _ctx(seg, "endpoint_wait", ",".join(listed[:8]) or "?")
+    return False
+
+
+_ENDPOINT = re.compile(r"'([^'\s]{1,80}:\d{1,5})'")
+
+
 def _rich_record(m: re.Match[str], seg: Segment) -> bool:
     return False  # nothing to emit: the record line only had to reach the parse (parse.py: rich continuation)
+
+
+def _srun_tasks(body: str) -> int | None:
+    """The ranks an srun command line starts (``_SRUN_TASKS`` / ``_SRUN_PER_NODE`` x ``_SRUN_NODES``),
+    or None when it does not say. Only with more than one task per node: a launcher that starts
+    its own processes (torchrun, accelerate, a wrapper script running one) runs one task per node,
+    and its tasks are nodes, not ranks."""
+    if any(w in body for w in ("torchrun", "nproc", "distributed.launch", "distributed.run", "accelerate", "deepspeed")):
+        return None  # (its own launcher on the same line gives the world: _NPROC)
+    nodes = _SRUN_NODES.search(body)
+    if nodes is not None and nodes.group("range"):
+        return None
+    n_nodes = int(nodes.group("n")) if nodes else 1
+    if (t := _SRUN_TASKS.search(body)) is not None:
+        n = int(t.group("n"))
+        return n if n > n_nodes and n <= 1_000_000 else None
+    per = _SRUN_PER_NODE.search(body)
+    if per is None or int(per.group("n")) < 2:
+        return None
+    n = int(per.group("n")) * n_nodes
+    return n if n <= 1_000_000 else None
+
+
+def _mesh_size(m: re.Match[str]) -> int | None:
+    """The ranks a torchtitan device mesh spans (``_MESH``), or None."""
+    n = 1
+    if m.group("dims"):
+        for d in m.group("dims").split(","):
+            n *= int(d)
+    else:
+        sizes = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group("par"))}
+        if "dp_shard" not in sizes:
+            return None  # (another program's "parallelism: ..." line)
+        for k in _MESH_DIMS:
+            n *= sizes.get(k, 1)
+    return n if 0 < n <= 1_000_000 else None
 
 
 RULES = [
@@ -208,13 +284,16 @@ RULES = [
                                 r"[^\n]*[^ ] {2,}[A-Za-z0-9_.-]+\.py:[0-9]+ *\r?$", _rich_record, on_raw=True),
     Rule(
         "context.precision",
-        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
+        r"fp16|bf16|bfloat16|float16|[Pp]recision|[Ii]nitial[ _]loss[ _]scale|init_scale|initial_scale_power|params_dtype|loss_scaling|grad_scaler|[Ww]orld_size|WORLD_SIZE|[Ww]orld[ -]size:? ?\d|nranks:? \d|Num processes: |using world size: \d|GPU number: \d|Num\. of GPUs: \d|Number of devices: \d|(?:mpirun|horovodrun) .*-np? \d|Starting with \d+ processes|MEMBER: \d+/\d+|--nproc[_-]per[_-]node[= ]\d|trainer\.(?:devices|gpus)=\d|device mesh with|srun .*(?:--ntasks|-n ?[0-9])|(?:NVIDIA|Tesla|Quadro|GeForce) [A-Z0-9]|compute capability|sm_\d\d|Creating \S+ (?:unfused )?optimizer|ZeRO stage",
         _context,
     ),
     Rule("context.nccl_tests_row",
          r"[0-9]+[ \t]+[0-9]+[ \t]+(?:float|half|bfloat16|double|u?int8|u?int32|u?int64|f8e4m3|f8e5m2)[ \t]+(?:sum|prod|min|max|avg|none|-?[0-9]+)[ \t]+-?[0-9]*[ \t]*[0-9]+\.[0-9]+[ \t]",
          _nccl_tests_row),
     Rule("context.spawn", r"torch/multiprocessing/spawn\.py", _spawned, on_raw=True),
+    Rule("context.pslite", r"control=\{ ?cmd=ADD_NODE\b|\bis connected to others\b|[Tt]he scheduler is connected to [0-9]+ workers",
+         _pslite),
+    Rule("context.endpoint_wait", r"not ready endpoints: ?\[", _endpoint_wait),
     # torch/distributed/run.py: "if 'OMP_NUM_THREADS' not in os.environ and args.nproc_per_node > 1"
     Rule("context.omp_banner", r"Setting OMP_NUM_THREADS environment variable for each process to be", _omp_banner),
     # end-of-training markers: Megatron's print_datetime('after training is done')

@@ -24,7 +24,7 @@ __all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "extract_records",
 
 # canonical key → the spellings that mean it (matched case-insensitively, whole words)
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "step": ("global_step", "global step", "globalstep", "step", "steps", "num_updates", "update", "updates",
+    "step": ("global_step", "global_steps", "global step", "globalstep", "step", "steps", "num_updates", "update", "updates",
              "iteration", "iterations", "iter", "iters", "it"),
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",

@@ -168,8 +168,16 @@ _JSON_MEMBER = re.compile(r'\s*"[\w.-]{1,64}"\s*:\s*[-+\w.]{1,32}\s*,?\s*')
 _SCALER_WORD = re.compile(r"(?i:loss[ _-]?scal|grad[ _-]?scal|scaler|\bamp\b|fp16|float16|half|overflow|lg_loss)")
 
 
+# a run's parsed command-line arguments printed whole ("Namespace(batch_size=20, lr=20.0, loss_scale=0.0, ...)",
+# "args: Namespace(...)"): its numbers are settings, not a step's metrics (loss_scale=0.0 asks for
+# dynamic scaling; lr is the configured peak)
+_ARGS_REPR = re.compile(r"[`'\"\s]{0,4}(?:[\w .-]{1,30}[:=]\s{0,2})?(?:argparse\.)?Namespace\(")
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
+    if _ARGS_REPR.match(body):
+        return False
     records = extract_records(body)
     if len(records) > 1:
         return _glued(seg, body, records)

@@ -48,10 +48,14 @@ def test_same_fields_on_every_line_of_the_corpora() -> None:
     lines = 0
     metric_lines = 0
     differ: list[str] = []
+    seen: set[str] = set()
     for seg in _segments():
         lines += 1
+        if seg in seen:
+            continue  # both extractions are pure functions of the text: a repeated line gives what it gave
+        seen.add(seg)
         general = fields.extract(seg)
-        metric_lines += bool(general)
+        metric_lines += bool(general)  # (distinct lines)
         records = fields.extract_records(seg)
         fast = fastfields.extract_records(seg)
         if len(fast) != len(records) or not all(_same(a, b) for a, b in zip(fast, records, strict=True)):

@@ -183,3 +183,90 @@ def test_a_structured_loggers_json_world_size_gives_the_world() -> None:
     # structlog's JSON renderer quotes the key: '"world_size": 3' (a generated job's shape)
     lines = ['{"rank": 0, "world_size": 3, "optimizer": "Adam", "lr": 0.001, "event": "train_start", "level": "info"}']
     assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
+
+
+# torchtitan's device mesh line gives the world (torchtitan/distributed/parallel_dims.py logs the
+# mesh's dimension names and sizes, or its parallelism degrees): the shapes of corpus holdout14
+# h14a-016 ("Building 1-D device mesh with ('dp',), [4]"), holdout20 h20b-010 and holdout24 h24b-013
+# ("['dp_shard'], [8]" / "[24]"), holdout27 h27a-003 ("parallelism: pp=1, dp_replicate=1, dp_shard=4,
+# ...") and a prime-rl trainer built on it that stopped after "Starting training loop" (holdout23
+# h23d-021, unprefixed loguru-style lines)
+_MESH_1D = ["11:05:18    INFO Applied activation checkpointing (freq=1)",
+            "11:05:18    INFO Building 1-D device mesh with ['dp_shard'], [8]",
+            "11:07:08    INFO Initializing optimizer (lr=1e-06 weight_decay=0.01 max_norm=1.0 type='adamw')",
+            "11:07:08    INFO Starting training loop (config.max_steps=None)"]
+_MESH_2D = ["[rank0]:2024-03-04 17:01:28,834 - torchtrain.parallelisms - INFO - Building 2-D device mesh with ('dp', 'tp'), [2, 2]"]
+_MESH_PAR = ["[rank0]:[titan] 2026-04-23 22:49:06,423 - root - INFO - Building device mesh with parallelism: pp=1, "
+             "dp_replicate=1, dp_shard=4, cp=1, tp=1, ep=1, etp=1"]
+
+
+def test_a_torchtitan_device_mesh_gives_the_world() -> None:
+    for lines, world in ((_MESH_1D, 8), (_MESH_2D, 4), (_MESH_PAR, 4)):
+        assert fed_state(lines).context().get("world_size") == world
+    assert _incidents(_MESH_1D, ended=True) == [("rank_hang", "info", None)]
+    trained = [*_MESH_1D, "11:07:40    INFO Step 1 | Time: 31.2s | Loss: 0.0123 | Throughput: 1,024 tokens/s"]
+    assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
+
+
+# ps-lite's rendezvous (src/van.cc, logged with PS_VERBOSE): nodes send the scheduler ADD_NODE, and
+# once every one registered the scheduler logs "the scheduler is connected to N workers and M servers"
+# and each node "W[9] is connected to others". Lines of BytePS's scheduler and workers that stopped
+# after registering (corpus holdout19 h19b-002, h19b-003); the completed rendezvous from ps-lite's
+# own docs and kubeflow's mxnet-operator README.
+_PSLITE = ["BytePS launching scheduler",
+           "[06:46:25] src/van.cc:357: Bind to role=scheduler, id=1, ip=10.94.1.77, port=1234, is_recovery=0",
+           "[06:46:36] src/van.cc:471: ? => 1. Meta: request=0, timestamp=0, control={ cmd=ADD_NODE, node={ role=server, "
+           "ip=10.94.1.77, port=62825, is_recovery=0 } }. THIS IS NOT DATA MSG!",
+           "[06:47:01] src/van.cc:471: ? => 1. Meta: request=0, timestamp=0, control={ cmd=ADD_NODE, node={ role=worker, "
+           "ip=10.94.1.152, port=41120, is_recovery=0 } }. THIS IS NOT DATA MSG!"]
+_PSLITE_DONE = ["[19:57:18] src/van.cc:336: assign rank=9 to node role=worker, ip=128.2.211.110, port=58442",
+                "[19:57:18] src/van.cc:347: the scheduler is connected to 1 workers and 1 servers",
+                "[19:57:18] src/van.cc:354: W[9] is connected to others"]
+
+
+def test_logs_that_stop_in_ps_lites_rendezvous_stopped_in_set_up() -> None:
+    assert _incidents(_PSLITE, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(_PSLITE, "console.log"), ended=True)
+    assert any("ps-lite's rendezvous" in line for line in rep["incidents"][0]["root_cause"])
+    assert _incidents(_PSLITE, ended=False) == []
+    assert _incidents([*_PSLITE, *_PSLITE_DONE], ended=True) == []
+
+
+# Paddle's launch waits for every trainer's endpoint before training (paddle.distributed's
+# wait_server_ready: "server not ready, wait 3 sec to retry..." then "not ready endpoints:[...]"
+# every 3 s). Lines of PaddlePaddle/Paddle#44966 (two nodes each waiting for the other; corpus
+# holdout24 h24b-021) and PaddlePaddle/PLSC#115 (one node waiting for four endpoints of the other).
+_PADDLE_WAIT = ["$ python -m paddle.distributed.launch --ips=\"192.168.4.17,192.168.4.7\" --gpus=0,1 train_fleet_dygraph.py",
+                "server not ready, wait 3 sec to retry...",
+                "not ready endpoints:['192.168.4.7:6070', '192.168.4.7:6071']",
+                "server not ready, wait 3 sec to retry...",
+                "not ready endpoints:['192.168.4.7:6070']"]
+
+
+def test_logs_that_stop_while_paddles_trainers_wait_for_their_peers_stopped_in_set_up() -> None:
+    assert _incidents(_PADDLE_WAIT, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(_PADDLE_WAIT, "console.log"), ended=True)
+    assert any("192.168.4.7:6070, 192.168.4.7:6071" in line for line in rep["incidents"][0]["root_cause"])
+    assert _incidents(_PADDLE_WAIT, ended=False) == []
+    trained = [*_PADDLE_WAIT, "[2022/08/08 10:00:00] ppdet.engine INFO: Epoch: [0] [  0/916] learning_rate: 0.000100 loss: 2.431"]
+    assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
+
+
+# An srun command line that starts one task per rank (several per node) gives the world: --ntasks N,
+# or --ntasks-per-node N on --nodes M (Slurm's srun options; stas00/ml-engineering's srun launcher,
+# Deformable-DETR's run_dist_slurm.sh). One task per node runs a launcher (torchrun) whose tasks are
+# nodes: no world from srun. Lines of a PiPPy T5 job on 2 x 8 GPUs that stopped in its pipeline
+# set-up (corpus holdout23 h23b-018); "srun -N 1 -n 1 shifter python ..." (holdout23) starts one.
+_SRUN = ["$ VERBOSE=1 srun -N2 -p train --gpus-per-node=8 --ntasks-per-node=8 --gpus-per-task=1 ./pippy_wrapper.sh",
+         "submod_0 35M params", "INFO:root:[6] Instantiating RankWorker", "INFO:root:Instantiating PipeStageExecutor for stage 0"]
+
+
+def test_an_srun_line_with_a_task_per_rank_gives_the_world() -> None:
+    assert fed_state(_SRUN).context().get("world_size") == 16
+    assert _incidents(_SRUN, ended=True) == [("rank_hang", "info", None)]
+    for line, world in (("srun --ntasks=4 --cpus-per-task=8 python train.py", 4),
+                        ("+ srun -N 1 -n 1 shifter python pytorch_info.py", None),
+                        ("srun --nodes=4 --ntasks-per-node=1 torchrun --nproc_per_node=8 --nnodes=4 train.py", 32),
+                        ("srun -N 4 --ntasks-per-node=1 ./launch.sh", None),
+                        ("srun -N2-4 --ntasks-per-node=8 python train.py", None)):
+        assert fed_state([line]).context().get("world_size") == world, line

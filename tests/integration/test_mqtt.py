@@ -295,3 +295,44 @@ def test_the_aggregator_learns_of_a_silent_rank_from_its_nodes_status(broker: Br
         for p in sides:
             p.stop()
         agg.stop()
+
+
+def test_a_files_last_notes_are_sent_at_most_once_per_interval_and_the_newest_last(broker: Broker, tmp_path: Path) -> None:
+    """Each chunk of a log re-sends its ranks' last notes; the sidecar sends only the newest, at
+    most once per LATEST_INTERVAL (2 s), and the final one when it stops."""
+    import threading
+
+    from monitor.mqtt import LATEST_INTERVAL
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "train.log"
+    log.write_text("")
+    side = Proc(["run", "--logs", str(logs / "*.log"), "--job", "j-n", "--mqtt", broker.url, "--host", "node0"],
+                tmp_path, "side")
+    got: list[tuple[str, dict]] = []
+
+    def listen() -> None:
+        got.extend(asyncio.run(collect(broker.url, "rankwatch/v1/j-n/findings/+", 90, lambda g: any(
+            d.get("data", {}).get("key") == "last_notes" and "epoch 2 batch 39" in str(d["data"].get("value")) for _, d in g),
+            linger=1.0)))
+
+    try:
+        side.get("/healthz")
+        t = threading.Thread(target=listen)
+        t.start()
+        time.sleep(1.0)  # (the subscription is in place)
+        t0 = time.monotonic()
+        for i in range(40):
+            append(log, "".join(f"[rank{r}]: epoch 2 batch {i} loss {1.5 + r / 10:.2f}\n" for r in (0, 1)).encode())
+            time.sleep(0.02)
+        side.stop()
+        elapsed = time.monotonic() - t0
+        t.join(timeout=120)
+    finally:
+        side.stop()
+    notes = [d for _, d in got if d.get("data", {}).get("key") == "last_notes"]
+    assert notes, [d.get("data", {}).get("key") for _, d in got]
+    assert "epoch 2 batch 39" in notes[-1]["data"]["value"]  # the final state arrived, and arrived last
+    # one file: at most one per interval over the time the sidecar ran, plus the one sent on stopping
+    assert len(notes) <= elapsed / LATEST_INTERVAL + 2, (len(notes), elapsed)

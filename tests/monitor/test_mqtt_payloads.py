@@ -58,3 +58,52 @@ def test_outbox_bounds_events_and_coalesces_incidents() -> None:
     ob.put_incident("a", "t/a", b"rev1")
     ob.put_incident("a", "t/a", b"rev2")
     assert list(ob.incidents.items()) == [("a", ("t/a", b"rev2"))] and len(ob) == 4
+
+
+class _Clock:
+    """A hand-moved clock: the outbox's interval is judged on it, never on the wall."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_superseding_message_replaces_the_unsent_one_and_waits_out_its_interval() -> None:
+    clock = _Clock()
+    ob = Outbox(clock=clock, latest_interval=2.0)
+    ob.put_latest("notes|a.log", "t/0", b"v1")
+    ob.put_latest("notes|a.log", "t/0", b"v2")  # nothing sent yet: v1 is gone, v2 keeps its place
+    ob.put_latest("notes|b.log", "t/1", b"w1")
+    assert len(ob) == 2 and ob.due_latest() == ("notes|a.log", None)
+    ob.sent_latest("notes|a.log", b"v2")
+    assert ob.due_latest() == ("notes|b.log", None)
+    ob.sent_latest("notes|b.log", b"w1")
+    assert len(ob) == 0
+    # a.log changes again right after it was sent: it waits for the rest of the interval
+    clock.now += 0.5
+    ob.put_latest("notes|a.log", "t/0", b"v3")
+    assert ob.due_latest() == (None, 1.5)
+    clock.now += 1.5
+    assert ob.due_latest() == ("notes|a.log", None)
+
+
+def test_a_newer_message_put_while_the_older_was_in_flight_stays() -> None:
+    clock = _Clock()
+    ob = Outbox(clock=clock)
+    ob.put_latest("k", "t", b"old")
+    ob.put_latest("k", "t", b"new")  # arrived while b"old" was being published
+    ob.sent_latest("k", b"old")
+    assert [p for _, p, _ in ob.latest.values()] == [b"new"]
+
+
+def test_shutdown_lets_every_waiting_message_go_at_once() -> None:
+    clock = _Clock()
+    ob = Outbox(clock=clock, latest_interval=60.0)
+    ob.put_latest("k", "t", b"1")
+    ob.sent_latest("k", b"1")
+    ob.put_latest("k", "t", b"2")
+    assert ob.due_latest() == (None, 60.0)
+    ob.flush_latest()
+    assert ob.due_latest() == ("k", None)
