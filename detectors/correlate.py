@@ -247,7 +247,8 @@ class _Correlator:
                 initiator = same[0]
         if (initiator is None and lone_grad is not None and loss_bad and not self.zero_only()
                 and lone_grad[1].step is not None and loss_bad[0][1].step is not None
-                and lone_grad[1].step < loss_bad[0][1].step and lone_grad[1].data.get("own_grad")):
+                and lone_grad[1].step < loss_bad[0][1].step
+                and (lone_grad[1].data.get("own_grad") or self._finite_grad_beside(*lone_grad))):
             # several ranks' losses went NaN at once, after one rank's OWN grad norm had gone
             # non-finite at an earlier step: the all-reduced inf spread from that rank's gradients
             initiator = lone_grad
@@ -397,17 +398,28 @@ class _Correlator:
         if own and (len(own) == 1 or own[1][1].step != own[0][1].step) and not any(
                 kr[1].step is not None and kr[1].step < (own[0][1].step or 0) for kr in grad_bad):
             return own[0]
-        if len(grad_bad) != 1 or grad_bad[0][0] is None or grad_bad[0][0][0] != "g" or grad_bad[0][1].step is None:
+        # (or the one rank whose grad norm went non-finite at the earliest such step, the others'
+        # only after it: every rank's norm went bad once the inf was all-reduced into the weights)
+        dated = [kr for kr in grad_bad if kr[0] is not None and kr[0][0] == "g" and kr[1].step is not None]
+        if not dated or len(dated) != len(grad_bad):
             return None
-        key, rec = grad_bad[0]
+        first_step = min(kr[1].step for kr in dated if kr[1].step is not None)
+        at_first = [kr for kr in dated if kr[1].step == first_step]
+        if len(at_first) != 1:
+            return None
+        return at_first[0] if self._finite_grad_beside(*at_first[0]) else None
+
+    def _finite_grad_beside(self, key: RankKey, rec: SampleRec) -> bool:
+        """Another rank logged a finite grad norm of its own at the step ``rec`` went non-finite:
+        ``rec``'s norm is that rank's own (a reduced norm is the same on every rank)."""
         for other, rs in self.st.ranks.items():
             if other == key or other is None:
                 continue
             for p in rs.samples:
                 g = p.data.get("grad_norm")
                 if p.step == rec.step and isinstance(g, float) and math.isfinite(g) and p.data.get("scope") != "global":
-                    return grad_bad[0]
-        return None
+                    return True
+        return False
 
     def infer_from_gpu_index(self, base: list[Finding]) -> None:
         """The weakest link of the rank chain: ``GPU 3`` in a rank-less error message.
@@ -2041,8 +2053,10 @@ class _Correlator:
             # a rank's own metric went non-finite at a step before another rank's report of a
             # non-finite value (a guard on the all-reduced norm raising steps later): that report
             # saw the reduced value, the rank's own series shows where it came from
+            # (its own guard's report at a later step too: the metric line already showed it)
             late = [f for f in fatal if f.failure == "nonfinite_loss" and f.role is Role.CAUSE
-                    and f.rank != own_bad[0].rank and f.step is not None and own_bad[0].step is not None
+                    and f.step is not None and own_bad[0].step is not None
+                    and (f.rank != own_bad[0].rank or f.step > own_bad[0].step)
                     # (or at that step, when it reports others' values: "non-finite grad norm on 1 rank(s)")
                     and (f.step > own_bad[0].step or (f.data.get("observed") and f.step == own_bad[0].step))]
             for f in late:
@@ -2462,6 +2476,8 @@ class _Correlator:
                              "noted inf/NaN in its own gradients: its batch is what overflowed.")
         elif failure in _NUMERIC:
             scope = ("its own evaluation loss (the other ranks' were finite)" if d.get("metric") == "eval_loss"
+                     else "its own gradient norm, while its peers' stayed finite at that step"
+                     if d.get("local") and d.get("metric") == "grad_norm"
                      else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")
             lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
             if rank is None:
