@@ -24,6 +24,7 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from detectors.detect import ABSURD_LOSS, JobState, RankState
@@ -603,18 +604,22 @@ class _Correlator:
                     f.evidence = [*f.evidence, note]
         return out
 
+    def _ranked_series(self) -> Iterator[tuple[int, RankState]]:
+        """Each rank that logged metric lines, by its global rank (local ones mapped; unmapped skipped)."""
+        for key, rs in self.st.ranks.items():
+            if key is None or not rs.n_samples:
+                continue
+            r = key[1] if key[0] == "g" else self.resolve(None, key[1])
+            if r is not None:
+                yield r, rs
+
     def _out_of_range_rank(self) -> tuple[int | None, str | None, Source | None]:
         """The one rank whose own logged loss left fp16's range (above ``FP16_MAX`` or not finite)
         while another rank logged an ordinary loss at that same step: its batch is what overflowed
         (the flag is all-reduced, so every rank skips and reports the skips alike)."""
         bad: dict[int, SampleRec] = {}
         ordinary: dict[int, set[int]] = {}
-        for key, rs in self.st.ranks.items():
-            if key is None or not rs.n_samples:
-                continue
-            r = key[1] if key[0] == "g" else self.resolve(None, key[1])
-            if r is None:
-                continue
+        for r, rs in self._ranked_series():
             for rec in rs.samples:
                 loss = rec.data.get("loss")
                 if rec.step is None or not isinstance(loss, float) or rec.data.get("scope") == "global":
@@ -1023,12 +1028,7 @@ class _Correlator:
             return None, None
         bad: dict[int, str | None] = {}
         good: set[int] = set()
-        for key, rs in self.st.ranks.items():
-            if key is None or not rs.n_samples:
-                continue
-            r = key[1] if key[0] == "g" else self.resolve(None, key[1])
-            if r is None:
-                continue
+        for r, rs in self._ranked_series():
             fb = rs.first_bad_loss
             if fb is not None and fb.step == step:
                 bad[r] = fb.data.get("rank_from")
