@@ -316,7 +316,8 @@ class _Correlator:
         training: SURVIVED_WARN_SAMPLES or more metric lines below it (or the framework's own end-of-training
         line; a UCX ERROR line alike), and no process exited, was
         torn down or failed. NCCL warned and went on (an IB device it could not open and skipped,
-        a transport it fell back from): a note, not the job's failure."""
+        a transport it fell back from): a note, not the job's failure. So are WARNs that all came
+        after the framework's end-of-training line: the communicators' teardown on the way out."""
         if self.st.exits or self.st.teardowns:
             return
         warns = [f for f in base if f.role is Role.CAUSE and not f.data.get("frames") and f.evidence and (
@@ -335,11 +336,32 @@ class _Correlator:
         again = after >= HANDLED_SAMPLES and any(
             f is not last and _DIGITS.sub("N", f.evidence[0].text) == said
             and len(orders) - bisect_right(orders, f.order) - after >= SURVIVED_WARN_SAMPLES for f in warns)
-        if after < SURVIVED_WARN_SAMPLES and not ended and not again:
+        # (or every WARN came after the framework said the run finished: its processes tearing the
+        # communicators down on the way out, MLPerf's run_stop "success" then the proxies' "Failed to
+        # execute operation Close" from 512 ranks)
+        shutdown = self.st.trained_at is not None and min(f.order for f in warns) > self.st.trained_at
+        if after < SURVIVED_WARN_SAMPLES and not ended and not again and not shutdown:
             return
         for f in warns:
             f.role = Role.BENIGN
             f.data["survived"] = True
+
+    def exit_finalizers(self, base: list[Finding]) -> None:
+        """An exception raised in a cleanup that runs while the interpreter exits (its outermost
+        frame multiprocessing's ``_run_finalizers`` or ``_exit_function``, or ``atexit``'s callbacks):
+        Python prints the traceback and goes on exiting, so it ends nothing. A semaphore already
+        unlinked (``sem_unlink`` → ``FileNotFoundError``) after an MLPerf SSD run's ``run_stop``
+        success (corpus holdout28 h28b-009) is the usual one. A note (info), not a failure."""
+        for f in base:
+            if f.failure != "rank_exception" or f.role is not Role.CAUSE:
+                continue
+            frames = decode_frames(f.data.get("frames"))
+            outer = frames[-1] if frames else None
+            if outer is not None and (
+                    (outer.function in _EXIT_FINALIZERS and outer.file.endswith("multiprocessing/util.py"))
+                    or outer.file.endswith("/atexit.py")):
+                f.role = Role.BENIGN
+                f.data["at_exit"] = True
 
     def handled_exceptions(self, base: list[Finding]) -> None:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
@@ -1951,6 +1973,7 @@ class _Correlator:
                 f.data["exc_type"] = "ConnectionResetError"
         _cut_copies(base)
         self.survived_warns(base)
+        self.exit_finalizers(base)
         self.handled_exceptions(base)
         _after_oom(base)
         self.reduced_reports(base)
@@ -2490,6 +2513,11 @@ class _Correlator:
         elif d.get("weak"):
             lines.append(f"{who} exited with code {d.get('exitcode')} (a Python exception) according to the launcher; "
                          "its own traceback is not in these logs.")
+        elif d.get("at_exit"):
+            lines.append(f"{who} printed a Python traceback{at} from a clean-up that runs while the interpreter exits "
+                         f"(multiprocessing's finalizers, atexit): {text[:300]}")
+            lines.append("Python prints such an error and goes on exiting: it ended nothing. A semaphore or shared-memory "
+                         "segment already removed by another process is the usual cause; nothing to fix for the run.")
         elif d.get("unfinished"):
             lines.append(f"{who} printed a Python traceback{at} that ends before its exception line (the log stops "
                          "inside it), and nothing else in these logs went wrong: that exception ended the run. "
@@ -3082,6 +3110,7 @@ def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:
             and bool(same) and max(same) >= 0.5 * v)
 
 
+_EXIT_FINALIZERS = frozenset({"_run_finalizers", "_exit_function"})  # multiprocessing/util.py's clean-up at exit
 OWN_ERROR_LINES = 5  # a crash at most this many lines below its own process's communication error
 
 

@@ -299,10 +299,13 @@ RULES = [
     # end-of-training markers: Megatron's print_datetime('after training is done')
     # (megatron/training/training.py), Lightning's fit loop ("`Trainer.fit` stopped: `max_epochs=3`
     # reached.", lightning/pytorch/loops/fit_loop.py), HF Trainer's closing info line
-    # (transformers/trainer.py) and fairseq_cli/train.py's "done training in 1234.5 seconds"
+    # (transformers/trainer.py), fairseq_cli/train.py's "done training in 1234.5 seconds" and the
+    # MLPerf logging library's closing event of a run that reached its target
+    # (':::MLLOG {... "key": "run_stop", ... "metadata": {..., "status": "success"}}', mlcommons/logging)
     Rule("context.trained",
          r"\[after training is done\]|`Trainer\.fit` stopped: `max_(?:epochs|steps|time)=[^`]*` reached"
-         r"|Training completed\. Do not forget to share your model|done training in [0-9.]+ seconds",
+         r"|Training completed\. Do not forget to share your model|done training in [0-9.]+ seconds"
+         r"|\"key\": \"run_stop\"[^\n]{0,600}?\"status\": \"success\"",
          _trained),
     # a rank announcing that it joined the process group: fairseq's and DETR's "| distributed init
     # (rank 3): env://", YOLOX's "Rank 6 initialization finished." (yolox/core/launch.py), torch

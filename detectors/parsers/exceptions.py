@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 _EXC = re.compile(
-    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception|StopIteration))(?::\s*(?P<msg>.*)|\s*$)"
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>_?[A-Z]\w*(?:Error|Exception|Failure|Failed)|Exception|StopIteration))(?::\s*(?P<msg>.*)|\s*$)"
 )
 _FATAL = re.compile(r"^\s*Fatal Python error: (?P<msg>.+)")
 _TEARDOWN_TYPES = {"ChildFailedError", "CalledProcessError"}
