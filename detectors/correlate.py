@@ -2862,8 +2862,20 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
     # two reports glued on one line: several processes write this stream, so the same back-off
     # again with nothing of its own between (no step, no clock) is another process's copy
     writers = any(getattr(m, "glued", False) for m in moves)
+    last_seen: ScaleMove | None = None
     for m in sorted(moves, key=lambda m: m.order):
+        before, last_seen = last_seen, m
         if id(m) in copies:
+            continue
+        if (before is not None and out and not getattr(m, "regrown", False) and m.step is None and m.time is None
+                and m.source.path == before.source.path and m.source.line - before.source.line == 1
+                and m.source.text == before.source.text and m.to_scale is not None and m.to_scale > 1
+                and _REDUCED.search(m.source.text)):
+            # the same back-off, word for word, on the very next line with no step or clock of its
+            # own: a dynamic scaler cannot back off to one scale twice in a row without growing back
+            # over a window of clean steps, so this is another process printing the same move (192
+            # ranks' apex lines one after another, corpus holdout28 h28b-004); a scale kept where it is
+            # ("overflow, still update, loss scale adjust to 1024.0") may be a scaler at its floor
             continue
         if m.step is not None:
             # every rank logs the same (synchronised) scale: one move per step
@@ -3110,6 +3122,7 @@ def _epoch_start_again(rs: RankState, at: SampleRec, v: float) -> bool:
             and bool(same) and max(same) >= 0.5 * v)
 
 
+_REDUCED = re.compile(r"(?i)\b(?:reduc|halv|decreas|lower|back(?:ed|ing)? off)")  # a back-off that says it cut the scale
 _EXIT_FINALIZERS = frozenset({"_run_finalizers", "_exit_function"})  # multiprocessing/util.py's clean-up at exit
 OWN_ERROR_LINES = 5  # a crash at most this many lines below its own process's communication error
 

@@ -19,6 +19,9 @@ _DS = ("[2025-08-27 10:12:{s:02d},229] [INFO] [loss_scaler.py:184:update_scale] 
        "Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}")
 _BAR = "Steps:   0%|▏          | {n}/6000 [00:55<4:54:46,  2.96s/it, lr=0, step_loss={loss}]"
 
+# a line of the run between two back-offs (a checkpoint note): the scaler had time to grow back
+_BETWEEN = "INFO saving checkpoint to /ckpt/last.pt"
+
 
 def _run(lines: list[str]) -> list[Incident]:
     return incidents(fed_state(lines, "train.log"))
@@ -77,7 +80,9 @@ def test_recurring_overflows_above_the_scalers_initial_scale_are_mid_run() -> No
     apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {v}"
     one = _run([apex.format(v=131072.0)])
     assert [i.failure for i in one] == ["loss_scale_warmup"]
-    many = _run([apex.format(v=v) for v in (131072.0, 131072.0, 131072.0, 131072.0, 131072.0)])
+    # (each after other lines of the run: the same back-off on the very next line is another
+    # process's copy of it, test_backoff_copies)
+    many = _run([x for v in (131072.0,) * 5 for x in (apex.format(v=v), _BETWEEN)])
     assert many[0].failure == "fp16_overflow_skips"
 
 
@@ -206,7 +211,7 @@ def test_an_apex_overflow_line_cut_before_its_scale_still_counts() -> None:
 def test_a_scaler_knocked_back_to_the_same_scale_again_and_again_is_healthy() -> None:
     """apex in a long fine-tune: one or two overflows per loop, always at 65536 or 32768."""
     apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {v}"
-    lines = [apex.format(v=v) for v in (65536.0, 65536.0, 32768.0, 65536.0, 32768.0)]
+    lines = [x for v in (65536.0, 65536.0, 32768.0, 65536.0, 32768.0) for x in (apex.format(v=v), _BETWEEN)]
     assert not [i for i in _run(lines) if i.severity != "info"]
     # overflows stuck at one scale (MindSpore's 'still update') are not the scaler riding its edge
     ms = "overflow, still update, loss scale adjust to 1024.0"

@@ -59,7 +59,7 @@ def test_glued_copies_make_every_repeat_a_copy() -> None:
     assert [m.to_scale for m in moves] == [65536.0, 8192.0, 512.0]
 
 
-def test_without_a_glued_line_repeats_stay_one_process_backing_off() -> None:
-    # the premise of the loss-scale rules: one process printing the same back-off again and again
-    lone = [_BACKOFF.format("512.0")] * 5
+def test_without_a_glued_line_repeats_after_other_lines_stay_one_process_backing_off() -> None:
+    # one process printing the same back-off again, with lines of the run between (it grew back)
+    lone = [x for _ in range(5) for x in (_BACKOFF.format("512.0"), "", "INFO saving checkpoint")]
     assert len(_dedupe_moves(fed_state(lone).scale_moves)) == 5
