@@ -224,11 +224,17 @@ _PSLITE_DONE = ["[19:57:18] src/van.cc:336: assign rank=9 to node role=worker, i
                 "[19:57:18] src/van.cc:354: W[9] is connected to others"]
 
 
+def _stopped_in_set_up(lines: list[str], said: str) -> None:
+    """A complete log that ends inside the start-up wait: an info rank_hang naming no rank, whose
+    root cause says ``said``; a log still being written is no stop at all."""
+    assert _incidents(lines, ended=True) == [("rank_hang", "info", None)]
+    rep = build_report(fed_state(lines, "console.log"), ended=True)
+    assert any(said in line for line in rep["incidents"][0]["root_cause"])
+    assert _incidents(lines, ended=False) == []
+
+
 def test_logs_that_stop_in_ps_lites_rendezvous_stopped_in_set_up() -> None:
-    assert _incidents(_PSLITE, ended=True) == [("rank_hang", "info", None)]
-    rep = build_report(fed_state(_PSLITE, "console.log"), ended=True)
-    assert any("ps-lite's rendezvous" in line for line in rep["incidents"][0]["root_cause"])
-    assert _incidents(_PSLITE, ended=False) == []
+    _stopped_in_set_up(_PSLITE, "ps-lite's rendezvous")
     assert _incidents([*_PSLITE, *_PSLITE_DONE], ended=True) == []
 
 
@@ -244,10 +250,7 @@ _PADDLE_WAIT = ["$ python -m paddle.distributed.launch --ips=\"192.168.4.17,192.
 
 
 def test_logs_that_stop_while_paddles_trainers_wait_for_their_peers_stopped_in_set_up() -> None:
-    assert _incidents(_PADDLE_WAIT, ended=True) == [("rank_hang", "info", None)]
-    rep = build_report(fed_state(_PADDLE_WAIT, "console.log"), ended=True)
-    assert any("192.168.4.7:6070, 192.168.4.7:6071" in line for line in rep["incidents"][0]["root_cause"])
-    assert _incidents(_PADDLE_WAIT, ended=False) == []
+    _stopped_in_set_up(_PADDLE_WAIT, "192.168.4.7:6070, 192.168.4.7:6071")
     trained = [*_PADDLE_WAIT, "[2022/08/08 10:00:00] ppdet.engine INFO: Epoch: [0] [  0/916] learning_rate: 0.000100 loss: 2.431"]
     assert all(f != "rank_hang" for f, _, _ in _incidents(trained, ended=True))
 
