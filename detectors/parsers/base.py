@@ -76,6 +76,9 @@ class FileState:
     csv_ends: tuple[str, str] | None = None  # the first and the last cell of the last CSV row read
     plain_cols: tuple[str | None, ...] | None = None  # canonical keys of a plain table header's columns
     plain_line: int | None = None  # line of that header or of the table's last row read
+    # where each of those columns' names stands in the header line ((start, end) of its text): a
+    # fixed-width row with a blank cell is read by where its cells stand
+    plain_spans: tuple[tuple[int, int], ...] | None = None
     # a detector trainer's progress table (ultralytics YOLO): each column's role, the header's line
     progress_cols: tuple[str | None, ...] | None = None
     # the last row of the first ultralytics/yolov3 layout read: ((epoch, rank), batch, its printed

@@ -665,8 +665,15 @@ PLAIN_TABLE_GAP = 8  # a row more than this many lines below the header or the l
 
 
 def _plain_header_cols(body: str) -> tuple[str | None, ...] | None:
+    """A plain table header's canonical keys (see ``_plain_header_layout``), or None."""
+    found = _plain_header_layout(body)
+    return found[0] if found is not None else None
+
+
+def _plain_header_layout(body: str) -> tuple[tuple[str | None, ...], tuple[tuple[int, int], ...]] | None:
     """A header of bare column names: every word a name, adjacent words that together name a known
-    column joined ("train loss" as printed with single spaces); None if it is not one."""
+    column joined ("train loss" as printed with single spaces); None if it is not one. With the
+    keys, where each column's name stands in the line."""
     words = body.split()
     if len(words) < 2 or len(words) > 64 or not all(_HEADER_WORD.fullmatch(w) for w in words):
         return None
@@ -675,8 +682,10 @@ def _plain_header_cols(body: str) -> tuple[str | None, ...] | None:
         # a fixed-width header: columns two or more spaces apart, a name may hold one
         # ("Step      Train loss    Test loss     Test metric", DeepXDE); two names one space
         # apart that name no column together are two columns ("  skip skipped_total")
-        return _named_columns(wide)
+        cols = _named_columns(wide)
+        return (cols, tuple(m.span() for m in re.finditer(r"\S+(?: \S+)*", body))) if cols is not None else None
     cells: list[str] = []
+    cell_spans: list[tuple[int, int]] = []
     # (two words joined only when one space apart: an aligned header's "loss     scale" is two columns)
     spans = [m.span() for m in re.finditer(r"\S+", body)]
     i = 0
@@ -684,16 +693,34 @@ def _plain_header_cols(body: str) -> tuple[str | None, ...] | None:
         pair = f"{words[i]} {words[i + 1]}" if i + 1 < len(words) and spans[i + 1][0] - spans[i][1] == 1 else ""
         if pair and pair.casefold().replace("_", " ").replace("-", " ") in _HEADER_KEYS:
             cells.append(pair)
+            cell_spans.append((spans[i][0], spans[i + 1][1]))
             i += 2
         else:
             cells.append(words[i])
+            cell_spans.append(spans[i])
             i += 1
-    return _named_columns(cells)
+    cols = _named_columns(cells)
+    return (cols, tuple(cell_spans)) if cols is not None else None
+
+
+def _placed_cells(body: str, spans: tuple[tuple[int, int], ...]) -> list[str] | None:
+    """A fixed-width row's cells put under the header's columns by where they stand, a column with
+    nothing under it blank (skorch's ``cp`` column holds "+" only on the epochs that saved a
+    checkpoint; a script's ``skipped`` column says "YES" only on the skipped steps): each cell
+    must stand under exactly one column's name, and no two under the same one; else None."""
+    out = [""] * len(spans)
+    for m in re.finditer(r"\S+", body):
+        a, b = m.span()
+        under = [i for i, (s, e) in enumerate(spans) if a < e and s < b]
+        if len(under) != 1 or out[under[0]]:
+            return None
+        out[under[0]] = m.group()
+    return out
 
 
 def _plain_header(m: re.Match[str], seg: Segment) -> bool:
-    if (cols := _plain_header_cols(seg.body)) is not None:
-        seg.file.plain_cols = cols
+    if (found := _plain_header_layout(seg.body)) is not None:
+        seg.file.plain_cols, seg.file.plain_spans = found
         seg.file.plain_line = seg.source.line
     return False
 
@@ -722,10 +749,28 @@ def _plain_row(m: re.Match[str], seg: Segment) -> bool:
             # an empty list is a metric this run does not compute (no test metric): not read
             kept = [(k, c) for k, c in zip(cols, cells, strict=True) if c or k is not None]
             cols, cells = tuple(k for k, _ in kept), [c for _, c in kept]
-    if _row(seg, cols, cells, empty_ok=empty_ok):
+    if _row(seg, cols, cells, empty_ok=empty_ok) or _placed_row(seg, cols):
         seg.file.plain_line = seg.source.line
         return True
     return False
+
+
+_MARK_CELL = re.compile(r"[+*✓✔]")  # a marker column's cell: skorch's "+" under ``cp`` (checkpoint saved)
+
+
+def _placed_row(seg: Segment, cols: tuple[str | None, ...]) -> bool:
+    """A fixed-width row that the header's columns do not read one cell each (a blank cell, a flag
+    under a counter's name): its cells read by where they stand (see ``_placed_cells``), a flag or
+    a marker under a column that holds no metric read as nothing."""
+    spans = getattr(seg.file, "plain_spans", None)
+    if spans is None or len(spans) != len(cols) or "\t" in seg.body:
+        return False
+    placed = _placed_cells(seg.body, spans)
+    if placed is None:
+        return False
+    cells = ["" if c and k not in METRIC_KEYS and (_WORD_CELL.fullmatch(c) or _MARK_CELL.fullmatch(c)) else c
+             for k, c in zip(cols, placed, strict=True)]
+    return _row(seg, cols, cells, empty_ok=True)
 
 
 # a cell that prints a list (DeepXDE's "0  [5.47e+03]  [6.44e+03]  [1.00e+00]", one number per loss
@@ -992,9 +1037,10 @@ RULES = [
     Rule("table.plain_header", r"^[ \t]*(?i:rank[ \t]+)?(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
          on_raw=True),
     # (pandas prints a missing or non-finite cell "NaN")
-    # (a short word is a flag column the header names: "clip  yes", "best  *")
+    # (a short word is a flag column the header names: "clip  yes", "best  *"; a lone marker:
+    # skorch's "+" under ``cp``)
     Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|[Nn]a[Nn]|inf)[0-9.eE+-]*"
-                            r"|\[[0-9naif.eE+, \t-]{0,400}\]|[A-Za-z]{1,5}\b))+[ \t]*\r?$",
+                            r"|\[[0-9naif.eE+, \t-]{0,400}\]|[A-Za-z]{1,5}\b|[+*]))+[ \t]*\r?$",
          _plain_row, on_raw=True),
     Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
     Rule(PROGRESS_ROW_RULE, r"^[ \t]*[0-9]{1,6}/[0-9]{1,6}[ \t]+(?:[0-9.]+[KMG]B?|[0-9]{1,6}/[0-9]{1,6})[ \t]+[-+]?(?:[0-9]|nan|inf)",

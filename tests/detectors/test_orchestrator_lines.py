@@ -266,3 +266,46 @@ def test_a_plain_per_rank_table_names_each_rows_process() -> None:
 def test_rows_far_below_the_header_are_not_its_rows() -> None:
     lines = [_SKORCH_851[0], *["some other output"] * (PLAIN_TABLE_GAP + 1), "      7           nan           nan  0.0248"]
     assert _samples(lines) == []
+
+
+# https://github.com/skorch-dev/skorch docs/user/save_load.rst (verbatim, skorch's PrintLog with a
+# Checkpoint callback: its ``cp`` column holds "+" on the epochs that saved one and nothing on the others)
+_SKORCH_CP = [
+    "  epoch    train_loss    valid_acc    valid_loss    cp     dur",
+    "-------  ------------  -----------  ------------  ----  ------",
+    "      1        0.6200       0.8209        0.4765     +  0.0232",
+    "      2        0.3644       0.8557        0.3474     +  0.0238",
+    "      3        0.2875       0.8806        0.3201     +  0.0214",
+    "      4        0.2514       0.8905        0.3080     +  0.0237",
+    "      5        0.2333       0.9154        0.2844     +  0.0228",
+    "      6        0.2398       0.9104        0.2950        0.0239",
+]
+
+
+def test_a_fixed_width_rows_blank_or_marked_cells_are_read_by_where_they_stand() -> None:
+    got = _samples(_SKORCH_CP)
+    assert [s["loss"] for s in got] == [0.62, 0.3644, 0.2875, 0.2514, 0.2333, 0.2398]
+    assert got[-1] == {"epoch": 6.0, "loss": 0.2398, "eval_loss": 0.295}
+
+
+def test_a_flag_under_a_counters_name_and_a_blank_flag() -> None:
+    # a script's own fixed-width table whose last column says YES only on the steps its GradScaler
+    # skipped (a CPU mp.spawn job of ours, corpus holdout28 g28b-016): every row is read, the flag
+    # is no count of skipped steps
+    lines = ["  step       loss      scale      gnorm  skipped",
+             "------------------------------------------------",
+             "    39     2.3050   524288.0      0.307         ",
+             "    40     2.2943   524288.0        inf      YES",
+             "    42     2.2962   262144.0      0.331         "]
+    fs = FileState("console.log", year=2026, job=JobParseState())
+    parser = default_parser()
+    got = [e.data for i, line in enumerate(lines, 1) for e in parser.parse_line(line, i, fs) if e.kind is EventKind.SAMPLE]
+    assert [(d["loss_scale"], d["grad_norm"]) for d in got] == [(524288.0, 0.307), (524288.0, float("inf")),
+                                                                (262144.0, 0.331)]
+    assert all("skipped" not in d for d in got)
+
+
+def test_cells_that_stand_under_no_column_or_two_are_not_read() -> None:
+    # a row of fewer cells that do not line up with the header is another text's numbers
+    lines = [_SKORCH_CP[0], "  7 0.2 0.9    0.3     0.02"]
+    assert _samples(lines) == []
