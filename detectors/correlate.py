@@ -74,6 +74,14 @@ LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad 
 # more over SPAN_STEPS+ steps, keeps paying for skips (a healthy one overflows once per window)
 REGROWTHS = 3
 SPAN_STEPS = 50
+# ... or over any span, when the cycles are this many: every framework's scaler waits hundreds of
+# clean steps before it grows (apex/GradScaler 2000, DeepSpeed/Megatron 1000), so eight cycles in a
+# short span are a scaler overflowing again right after each growth, not a sliver of a healthy run
+MANY_CYCLES = 8
+# a non-finite grad norm on this many logged steps in a row, the loss beside it finite and moving
+# (it changes on at least EVERY_STEP_MOVING of the consecutive pairs): updates never applied
+EVERY_STEP_RUN = 8
+EVERY_STEP_MOVING = 0.8
 HIGH_SKIP_RATE = 0.05
 FP16_MAX = 65504.0  # the largest finite float16: a loss above it overflows in an fp16 forward
 # frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
@@ -136,6 +144,9 @@ class _Correlator:
         self.exit_failures = {c: e.id for e in self.cat for c in e.exit_codes}
         # non-finite grad norms the run recovered from (finite values after): skipped steps
         self.recovered: list[SampleRec] = []
+        # each series whose grad norm was non-finite on every logged step from its first bad one on,
+        # its loss finite and moving: fp16 gradients overflowing, no update applied (see _overflowing_every_step)
+        self.every_step: list[tuple[SampleRec, int]] = []
         self._grad_loggers: list[RankState] | None = None  # ranks that logged a grad norm (_lone_grad_logger)
         self.spawn_waiting: list[Event] = []  # spawn exits whose traceback below ends in a wait (see exits)
 
@@ -183,7 +194,9 @@ class _Correlator:
                 global_bad.append((key, rs.first_bad_loss))
             elif rs.first_bad_loss:
                 loss_bad.append((key, rs.first_bad_loss))
-            if rs.first_bad_grad and not rs.grad_recovered and not _calibrating(rs, self.ctx.get("precision")):
+            if rs.first_bad_grad and not rs.grad_recovered and (run := _overflowing_every_step(rs, self.ctx.get("precision"))):
+                self.every_step.append((rs.first_bad_grad, run))
+            elif rs.first_bad_grad and not rs.grad_recovered and not _calibrating(rs, self.ctx.get("precision")):
                 grad_bad.append((key, rs.first_bad_grad))
             elif rs.first_bad_grad:
                 self.recovered.append(rs.first_bad_grad)
@@ -669,6 +682,10 @@ class _Correlator:
                 return [self.finding("loss_scale_collapse", None, rec.step, rec.time, [rec.source], overflows=0,
                                      lowest_scale=min(logged), stuck_at_minimum=True, consecutive=0)]
             skips = self._skip_rate()
+            if not skips and self.every_step:
+                first_rec, run = min(self.every_step, key=lambda rr: rr[0].order)
+                return [self.finding("fp16_overflow_skips", None, first_rec.step, first_rec.time, [first_rec.source],
+                                     overflows=run, lowest_scale=None, every_step=True)]
             if not skips and self.recovered and not any(
                     rs.first_bad_loss or rs.first_bad_global for rs in self.st.ranks.values()):
                 first_rec = min(self.recovered, key=lambda r: r.order)
@@ -940,7 +957,8 @@ class _Correlator:
 
     def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
         """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a
-        rate of one per 20 logged steps or more over a span of SPAN_STEPS+ steps."""
+        rate of one per 20 logged steps or more over a span of SPAN_STEPS+ steps (or of any
+        length, with MANY_CYCLES+ of them)."""
         # (a back-off that names only its new scale, at or above the last one: "reduced to 512"
         # after "reduced to 256" backed off from 1024, the scale had grown back in between)
         grew = [i for i, (a, b) in enumerate(itertools.pairwise(real), 1)
@@ -958,7 +976,7 @@ class _Correlator:
         after = real[grew[0]:]
         begin = after[0].step if after[0].step is not None and after[0].step >= first_val else first_val
         span = max(last_steps) - begin
-        return span >= SPAN_STEPS and len(after) / span >= HIGH_SKIP_RATE
+        return span > 0 and (span >= SPAN_STEPS or len(after) >= MANY_CYCLES) and len(after) / span >= HIGH_SKIP_RATE
 
     def _epoch_iter_span(self) -> float | None:
         """How many iterations the metric lines span when they count iterations per epoch and no
@@ -2479,7 +2497,14 @@ class _Correlator:
                 lines.append(f"The launcher's 'Root Cause (first observed failure)' names rank {claimed[0].rank}, "
                              "which was only the first victim to exit.")
         elif failure in ("loss_scale_collapse", "fp16_overflow_skips", "loss_scale_warmup"):
-            if not d.get("overflows") and d.get("skipped") is not None and d.get("steps"):
+            if d.get("every_step"):
+                lines.append(f"The gradient norm was inf/NaN on every one of the {d.get('overflows')} logged steps from the "
+                             "start of training while the loss stayed finite and kept moving: no update with those "
+                             "gradients was applied (it would have made the next loss non-finite). The fp16 gradients, "
+                             "or their fp16 norm, overflow on every step and the scaler skips it (or clipping by an inf "
+                             "norm zeroes it): the run is not learning. Train in bf16 if the GPU supports it, or keep "
+                             "the trainable parameters in fp32 under autocast.")
+            elif not d.get("overflows") and d.get("skipped") is not None and d.get("steps"):
                 lines.append(f"The run's own tally: the dynamic loss scaler skipped {d['skipped']} of {d['steps']} optimizer "
                              f"steps on fp16 overflow ({float(d.get('rate') or 0) * 100:.0f} %).")
             else:
@@ -2923,6 +2948,40 @@ def _dedupe_moves(moves: list[ScaleMove]) -> list[ScaleMove]:
                 continue
         out.append(m)
     return out
+
+
+def _overflowing_every_step(rs: RankState, precision: object) -> int:
+    """How many logged steps in a row, from the series' first grad norm (at the start of training)
+    to its last line, logged a non-finite grad norm beside a finite loss that keeps moving
+    (EVERY_STEP_RUN+ of them; else 0). An update with inf/NaN gradients makes the next forward non-finite; a loss still
+    finite and moving step after step means no such update was applied: the fp16 gradients (or
+    the fp16 norm of them) overflow and the scaler skips the step, or clipping by an inf norm
+    zeroes it (a LoRA run under HF Trainer logged ``'grad_norm': inf`` on all of its 683 steps,
+    its loss flat at 2.44: corpus holdout23 h23g-017). Not after finite norms (a coefficient that
+    blew up mid-run makes fp32's norm inf and clipping zeroes the update: a NaN-class failure of
+    its own), nor in an excerpt from mid-run. Not in bf16 (no scaler, fp32's range), nor a
+    loss that is 0.0 or repeats (HF Trainer's NaN filter writes those for a NaN model)."""
+    if rs.first_bad_loss is not None or rs.first_bad_global is not None or rs.first_bad_grad is None or precision == "bf16":
+        return 0
+    first = rs.first_bad_grad
+    run = [r for r in rs.samples if r.order >= first.order and r.data.get("grad_norm") is not None]
+    if len(run) < EVERY_STEP_RUN or any(math.isfinite(r.data["grad_norm"]) for r in run):
+        return 0
+    if any(r.order < first.order and r.data.get("grad_norm") is not None for r in rs.samples):
+        return 0  # finite norms before: something changed mid-run (a coefficient blown up, bad data)
+    # the first line must be the run's first or second logging point (its clock at most twice the
+    # logging interval): an excerpt from mid-run does not show whether the norm was ever finite
+    clock = [r.step if r.step is not None else r.data.get("epoch") for r in run]
+    if any(not isinstance(c, (int, float)) for c in clock):
+        return 0
+    gaps = [b - a for a, b in itertools.pairwise(clock) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b > a]
+    if not gaps or not isinstance(c0 := clock[0], (int, float)) or c0 > 2 * min(gaps):
+        return 0
+    losses = [r.data.get("loss") for r in run]
+    if any(not isinstance(v, float) or not math.isfinite(v) or v == 0.0 for v in losses):
+        return 0
+    moving = sum(1 for a, b in itertools.pairwise(losses) if a != b)
+    return len(run) if moving >= EVERY_STEP_MOVING * (len(run) - 1) else 0
 
 
 def _calibrating(rs: RankState, precision: object) -> bool:

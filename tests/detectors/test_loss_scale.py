@@ -622,6 +622,58 @@ def test_back_offs_to_the_same_scale_every_few_steps_keep_skipping() -> None:
     assert found.get("fp16_overflow_skips") == "warning"
 
 
+def _short_bouncing_run(cycles: int) -> list[str]:
+    """An 80-step run, a CSV row per step, and apex's back-off (verbatim words, NVIDIA/apex#834)
+    every third step from step 33, ``cycles`` times; the scale grows back to 512 in between."""
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 256.0"
+    lines = ["step,loss,loss_scale,overflow,skipped_total"]
+    overs = {33 + 3 * k for k in range(cycles)}
+    for step in range(1, 81):
+        if step in overs:
+            lines.append(apex)
+        scale = 256.0 if step in overs or step - 1 in overs else 512.0
+        lines.append(f"{step},{1.05 - step / 2000:.5f},{scale},{int(step in overs)},{sum(s <= step for s in overs)}")
+    return lines
+
+
+def test_many_regrowth_cycles_in_a_short_run_keep_skipping() -> None:
+    # fifteen cycles of growing back and overflowing again over the last 45 steps of an 80-step run
+    # (a Fabric loop of ours, corpus holdout28 g28b-023): no framework's scaler grows back within a
+    # few steps (its window is 1000-2000), so the count of cycles is the evidence, whatever the span
+    found = {i.failure: i.severity for i in engine_verdict(_short_bouncing_run(15))}
+    assert found.get("fp16_overflow_skips") == "warning"
+    # seven cycles in so short a span are not yet a rate
+    assert "fp16_overflow_skips" not in {i.failure for i in engine_verdict(_short_bouncing_run(7))}
+
+
+def _hf_steps(first: int, every: int, n: int, grad: str = "inf", loss: str | None = None) -> list[str]:
+    """HF Trainer's log dicts behind a step column, as text-generation-webui's LoRA trainer prints
+    them (corpus holdout23 h23g-017, verbatim shape); a loss that wobbles unless ``loss`` is given."""
+    return [f"Step: {first + k * every:6d} {{'loss': {loss or f'{2.44 + (k * 37 % 11 - 5) / 100:.4f}'}, "
+            f"'grad_norm': {grad}, 'learning_rate': {8e-06 * (k + 1)}, 'epoch': {(first + k * every) / 228}}}"
+            for k in range(n)]
+
+
+def test_a_grad_norm_inf_on_every_step_from_the_start_with_a_moving_loss_is_overflow_skips() -> None:
+    # no update with inf gradients was applied (it would make the next loss non-finite): the fp16
+    # gradients (or their fp16 norm) overflow on every step and the run learns nothing
+    found = {i.failure: i.severity for i in engine_verdict(_hf_steps(3, 4, 40))}
+    assert found.get("fp16_overflow_skips") == "warning" and "nonfinite_loss" not in found
+
+
+def test_a_grad_norm_inf_that_is_not_every_step_from_the_start() -> None:
+    # finite norms first, then inf on every step (a coefficient blown up mid-run: fp32's norm
+    # overflows and clipping zeroes the update, corpus holdout24 g24d-027): a NaN-class failure
+    finite = [ln.replace("'grad_norm': inf", "'grad_norm': 0.41") for ln in _hf_steps(3, 4, 10)]
+    later = _hf_steps(43, 4, 30)
+    assert engine_verdict(finite + later)[0].failure == "nonfinite_loss"
+    # an excerpt from mid-run (its first line the 51st logging point): whether the norm was ever
+    # finite is not shown (corpus holdout19 h19c-011, mmengine's grad_norm: nan from iteration 510)
+    assert engine_verdict(_hf_steps(510, 10, 30))[0].failure == "nonfinite_loss"
+    # a loss that repeats one value: HF Trainer's NaN filter writing for a NaN model
+    assert engine_verdict(_hf_steps(3, 4, 30, loss="2.4395"))[0].failure == "nonfinite_loss"
+
+
 def test_summaries_of_skipped_steps_after_the_first_window_are_overflow_skips() -> None:
     # a loop's windowed summary (corpus holdout25 g25d-013): a clean first window, then a third of
     # every later window skipped
