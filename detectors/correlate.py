@@ -1331,7 +1331,14 @@ class _Correlator:
             # already ended: more than one worker died, as after a timeout
             near = {int(t.data["pid"]) for t in self.st.teardowns if t.data.get("reporter") == "torchrun"
                     and t.data.get("pid") is not None and abs(int(t.data["pid"]) - int(pid)) <= _NEAR_PIDS} | {int(pid)}
-            if max(near) - min(near) + 1 > len(near):
+            # (unless the launcher's summary gives each of them its local rank and those are
+            # consecutive: workers are spawned in local-rank order, so no worker lies between two
+            # with consecutive local ranks; the pid between was another process, not a worker)
+            local = {int(e.data["pid"]): e.data.get("local_rank") for e in self.st.exits
+                     if e.data.get("pid") is not None and e.data.get("local_rank") is not None}
+            ranks = sorted(int(lr) for p in near if (lr := local.get(p)) is not None)
+            accounted = len(ranks) == len(near) and ranks[-1] - ranks[0] + 1 == len(ranks)
+            if max(near) - min(near) + 1 > len(near) and not accounted:
                 return None
         return ev
 

@@ -109,6 +109,37 @@ def test_workers_the_agent_neither_reports_nor_sigterms_had_died_too() -> None:
     assert top(report(full)) == ("native_abort", "critical", 0)
 
 
+def test_a_pid_between_two_workers_of_consecutive_local_ranks_is_no_worker() -> None:
+    # a 2-worker torchrun job whose worker 1 aborted at exit ("terminate called without an active
+    # exception", a CPU HF Trainer job of ours, corpus holdout28 g28b-001; the agent's and the summary's
+    # line shapes as in ../shared/real-logs 054): pid 32697 lies between the workers, but the summary
+    # gives them local ranks 0 and 1, and workers are spawned in local-rank order: no worker ended unseen
+    text = ("terminate called without an active exception\n"
+            "W1207 16:34:50.901000 31904 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 32696 "
+            "closing signal SIGTERM\n"
+            "E1207 16:34:50.933000 31904 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) "
+            "local_rank: 1 (pid: 32698) of binary: /venv/bin/python3\n"
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            "============================================================\n"
+            "train.py FAILED\n"
+            "------------------------------------------------------------\n"
+            "Failures:\n"
+            "[1]:\n  time      : 2026-12-07_16:34:50\n  host      : node1\n  rank      : 0 (local_rank: 0)\n"
+            "  exitcode  : -15 (pid: 32696)  (SIGTERM)\n  error_file: <N/A>\n"
+            "  traceback : Signal 15 (SIGTERM) received by PID 32696\n"
+            "------------------------------------------------------------\n"
+            "Root Cause (first observed failure):\n"
+            "[0]:\n  time      : 2026-12-07_16:34:50\n  host      : node1\n  rank      : 1 (local_rank: 1)\n"
+            "  exitcode  : -6 (pid: 32698)  (SIGABRT)\n  error_file: <N/A>\n"
+            "  traceback : Signal 6 (SIGABRT) received by PID 32698\n"
+            "============================================================\n")
+    assert top(report(text)) == ("native_abort", "critical", 1)
+    # the same pids with local ranks 0 and 2: a worker (local rank 1) lies between them, unreported
+    gap = text.replace("rank      : 1 (local_rank: 1)", "rank      : 2 (local_rank: 2)").replace(
+        "local_rank: 1 (pid: 32698)", "local_rank: 2 (pid: 32698)")
+    assert top(report(gap))[2] is None
+
+
 def test_a_watchdog_timeout_in_the_logs_makes_the_abort_the_watchdogs() -> None:
     # the timeout line: hiyouga/LlamaFactory#6269 (rank 0's watchdog); the agent's line: ColossalAI#1400, the
     # worker it reports made local rank 1 (whose own output is not in the paste)
