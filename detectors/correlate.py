@@ -33,7 +33,7 @@ from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, 
 from detectors.oddrank import lagging_rank
 from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.prefixes import split_prefixes
-from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher
+from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher, reads
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -1768,8 +1768,12 @@ class _Correlator:
             return []
         for t in interrupts:
             frames = decode_frames(t.data["frames"]) if t.data.get("frames") else None
-            if frames and not is_launcher(frames) and classify(frames).kind in (Where.CODE, Where.IO):
-                return []  # interrupted while it computed or wrote: it was running, not stuck
+            if (frames and not is_launcher(frames) and (place := classify(frames)).kind in (Where.CODE, Where.IO)
+                    and not reads(place)):
+                # interrupted while it computed or wrote: it was running, not stuck (one interrupted in
+                # a socket read waited on the other end: a display or logging server's answer that
+                # never came, corpus h28a-008's visdom post, wandb/wandb#3223's stalled loop)
+                return []
         evidence: list[Source] = []
         if ranks:
             evidence.append(max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source)

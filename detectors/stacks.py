@@ -238,6 +238,19 @@ def _kind(f: Frame) -> tuple[Where, str] | None:
     return None
 
 
+# socket calls that block until the other end sends, answers or connects: a process in one waits
+# on a peer, it is not writing (a readiness wait, ``selectors.select``, is not one: a parent
+# process idles there while its children work, mp.spawn's join)
+_PEER_READS = frozenset({"recv", "recv_into", "recvfrom", "recvfrom_into", "readinto", "readline", "read", "accept",
+                         "connect", "create_connection", "do_handshake"})
+
+
+def reads(place: Place) -> bool:
+    """Whether an I/O place is a socket read or connect that waits on the other end, rather than
+    a write of its own or a readiness wait."""
+    return place.kind is Where.IO and place.name.rsplit(".", 1)[-1] in _PEER_READS
+
+
 @dataclass(frozen=True, slots=True)
 class Place:
     """Where a rank is: its kind, a short name, the anchoring user frame and the reduced

@@ -78,3 +78,43 @@ def test_a_loss_spike_the_lines_show_outranks_the_guess_from_the_stop() -> None:
     assert incidents[0].failure == "loss_spike" and incidents[0].severity == "warning"
     hang = next(i for i in incidents if i.failure == "rank_hang")
     assert hang.severity == "warning" and hang.data["unclocked"]
+
+
+# A single process Ctrl-C'd while its main thread waited on a socket: CycleGAN's visdom display
+# posting to its server (corpus holdout28 h28a-008, junyanz/pytorch-CycleGAN-and-pix2pix: the
+# loss lines stop after epoch 71, then "^C" and this traceback); the same wait behind a stalled
+# loop is what wandb/wandb#3223's reporter Ctrl-C'd (a training loop held by its logger's socket)
+_PY = "/home/u/miniconda3/envs/cyclegan/lib/python3.8"
+_SOCKET_READ = ["^CException in user code:", "-" * 60, "Traceback (most recent call last):",
+                f'  File "{_PY}/site-packages/visdom/__init__.py", line 362, in _send', "    r = requests.post(",
+                f'  File "{_PY}/site-packages/requests/api.py", line 115, in post',
+                '    return request("post", url, data=data, json=json, **kwargs)',
+                f'  File "{_PY}/site-packages/urllib3/connection.py", line 461, in getresponse',
+                "    httplib_response = super().getresponse()",
+                f'  File "{_PY}/http/client.py", line 277, in _read_status',
+                '    line = str(self.fp.readline(_MAXLINE + 1), "iso-8859-1")',
+                f'  File "{_PY}/socket.py", line 669, in readinto', "    return self._sock.recv_into(b)",
+                "KeyboardInterrupt"]
+
+
+def _gan_lines() -> list[str]:
+    return [f"(epoch: 71, iters: {i}, time: 0.498, data: 0.001) D_A: 0.2{i % 9} G_A: 0.4{i % 7} cycle_A: 0.5{i % 5}"
+            for i in range(80, 680, 100)]
+
+
+def test_one_process_interrupted_while_it_waited_on_a_socket_read_was_stuck() -> None:
+    top = engine_verdict([*_gan_lines(), "", *_SOCKET_READ])[0]
+    assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
+
+
+def test_the_main_threads_traceback_cut_after_that_interrupt_is_no_crash() -> None:
+    # (h28a-008 again: the main thread's own traceback follows, cut by the paste inside the
+    # data loader's socket connect to a worker the Ctrl-C had stopped)
+    cut = ["Traceback (most recent call last):", '  File "train.py", line 44, in <module>',
+           "    for i, data in enumerate(dataset):  # inner loop within one epoch",
+           f'  File "{_PY}/site-packages/torch/utils/data/dataloader.py", line 986, in _try_get_data',
+           "    data = self._data_queue.get(timeout=timeout)",
+           f'  File "{_PY}/multiprocessing/connection.py", line 630, in SocketClient', "    s.connect(address)"]
+    incidents = engine_verdict([*_gan_lines(), "", *_SOCKET_READ, *cut])
+    assert incidents[0].failure == "rank_hang"
+    assert all(i.failure != "rank_exception" for i in incidents)
