@@ -28,6 +28,7 @@ from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
 from detectors.oddrank import LOOKBACK_BYTES, LOOKBACK_LINES, last_own_lines, odd_rank
 from detectors.parsers import (
+    captions,
     context,
     exceptions,
     launcher,
@@ -91,7 +92,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.FH_HEADER_RULE, exceptions.FH_FRAME_RULE,
                         exceptions.NAN_ASSERT_RULE,
                         *stall_list.RULES, *skips.RULES,
-                        *workermap.RULES, *sections.RULES, *progress.RULES]
+                        *workermap.RULES, *sections.RULES, *captions.RULES, *progress.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 

@@ -81,6 +81,7 @@ def message_rank(body: str) -> tuple[int | None, int | None]:
     return None, None
 
 
+CAPTION_LINES = 200  # lines below a reporter's caption that its rank holds for (parsers/captions.py)
 CPP_CONT_LINES = 6  # untagged lines right below such a line that continue its message (CANN dumps ~5)
 
 # an NCCL debug line whose host:pid:tid was cut ("[1] enqueue.cc:1500 NCCL WARN ..."): its [N] is the CUDA device
@@ -160,6 +161,11 @@ def resolve_rank(pre: Prefixed, state: FileState, line: int = 0) -> tuple[int | 
             local = lr
             if lr in state.local_to_global:
                 rank, how = state.local_to_global[lr], "message"
+    cap = getattr(state, "caption", None)  # (a FileState pickled by an older version lacks it)
+    if cap is not None and (pre.time is not None or not 0 < line - cap[1] <= CAPTION_LINES):
+        state.caption = cap = None  # a timed record of the job's own log, or far below: the paste has ended
+    if rank is None and local is None and cap is not None and pre.host is None and pre.pid is None:
+        rank, how = cap[0], "block"  # a line of the dump a reporter's caption named (parsers/captions.py)
     if rank is None and local is None:
         local = state.local_rank
         how = "path" if local is not None else None

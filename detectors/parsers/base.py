@@ -50,6 +50,8 @@ class FileState:
     summary_local: int | None = None
     summary_time: str | None = None
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
+    # a reporter's caption naming the rank of the pasted dump below it (parsers/captions.py): (rank, its line)
+    caption: tuple[int, int] | None = None
     in_traceback: bool = False
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
     mpi_first: int | None = None  # mpirun's "Process name: [[j,1],R]" awaiting its "Exit code:" line
