@@ -2493,6 +2493,11 @@ class _Correlator:
         elif failure == "rank_hang" and rank is not None and rank in d.get("reporters", []):
             lines.append(f"Every rank timed out, and rank {rank} is the one behind: it never enqueued the collective "
                          f"ranks {_fmt_ranks([r for r in d.get('reporters', []) if r != rank])} were waiting in.")
+        elif failure == "rank_hang" and not d.get("reporters"):
+            # the hang's own report (a py-spy or gdb dump of a waiting process, a hang watchdog's
+            # dump): no peer timed out waiting for it in these lines
+            lines.append(f"{who if rank is not None else 'A process of the job'} stopped making progress: \"{text[:160]}\". "
+                         "No error of its own and no peer's timeout came with it in these logs.")
         elif failure == "rank_hang":
             step = f" after step {d['last_step']}" if d.get("last_step") is not None else ""
             lines.append(f"Rank {rank} stopped making progress{step} and never reported a timeout, "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from detectors.diagnosis import build_report
 from detectors.engine import Engine
-from tests.helpers import engine_verdict
+from tests.helpers import engine_verdict, fed_state
 
 # pytorch/pytorch#87995 (the same report as facebookresearch/fairseq#4816; corpus holdout16
 # h16a-016): rank 0 of a 32-rank fairseq job idle in its data iterator while the job froze
@@ -39,3 +40,11 @@ def test_the_caption_holds_for_the_paste_not_for_the_jobs_own_timed_lines() -> N
     assert ranks[2] == 0  # the dump's header line
     assert ranks[len(lines)] is None  # the job's own timed record below the paste names no rank
 
+
+def test_a_dump_with_no_rank_and_no_peer_timeout_is_told_as_such() -> None:
+    # (no caption: the report names no rank and no peers that waited, rather than "Rank None ...
+    # while ranks  timed out")
+    rep = build_report(fed_state(_DUMP, "console.log", None))
+    top = rep["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", None)
+    assert top["root_cause"][0].startswith("A process of the job stopped making progress: ")
