@@ -106,6 +106,7 @@ _COMM_FAILURES = ("nccl_error", "nccl_version_mismatch")
 _STORE_KEY_RANK = re.compile(r"\bkeys: \S*//cpu//\d+/(\d{1,6})\s*$")
 LONE_BACKOFF_FLOOR = 1024  # one halving to at least this scale, and no other, is the scaler's cycle
 CALM_AFTER_SPIKE = 1  # logged values back near the pre-spike level that make a later NaN its own event  # a communication library's own error
+_OOM_WORDS = re.compile(r"(?i)out of memory")
 _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag on a watchdog line
 
 
@@ -2321,7 +2322,18 @@ class _Correlator:
         same_alloc = [f for f in causes if f.failure == failure and f.rank is not None
                       and (f.step == head.step or f.step is None or head.step is None)
                       and f.data.get("size") == head.data.get("size")]
-        if (rank is not None and head.data.get("size") and len({f.rank for f in same_alloc}) > 1
+        if rank is not None and failure == "cuda_oom" and self._oom_on_several(causes, head):
+            # several processes ran out of memory at one step, each in its own report: the step
+            # does not fit, no rank started it; the launcher's first failed worker among them is
+            # named, if it says one
+            alike = {f.rank for f in causes if f.failure == failure and f.rank is not None}
+            said = [r for e in sorted(self.st.exits, key=lambda e: (not e.data.get("root_cause"), int(e.data.get("order", 0) or 0)))
+                    if (r := self.resolve(e.rank, e.data.get("local_rank"))) in alike and e.data.get("exitcode", 0) > 0
+                    and e.data.get("trusted", True)]
+            rank = said[0] if said else None
+            if rank is None:
+                odd_data = {"oom_ranks": sorted(r for r in alike if r is not None)}
+        elif (rank is not None and head.data.get("size") and len({f.rank for f in same_alloc}) > 1
                 and len({f.data.get("gpu") for f in same_alloc}) > 1):
             # the same allocation failing at one step on several ranks' GPUs: a symmetric step's, no
             # rank started it; the launcher's first failed worker among them is named, if it says one
@@ -2385,6 +2397,21 @@ class _Correlator:
         data["priority"] = head.priority if head.role is Role.CAUSE else 0
         return Incident(iid, failure, severity, entry.title, entry.hardware, rank, head.step, head.time, ev,
                         collateral, narrative, data)
+
+    def _oom_on_several(self, causes: list[Finding], head: Finding) -> bool:
+        """Out-of-memory reports of the head's step (or with no step) and allocation size (or
+        none named) from several processes: ranks their own lines name (a tag, a pasted file's
+        section), not one a launcher's exit line lent them, and messages that differ."""
+        own = [f for f in causes if f.failure == head.failure and f.rank is not None and f.evidence
+               and f.data.get("rank_from") != "launcher"
+               and (f.step == head.step or f.step is None or head.step is None)
+               and f.data.get("size") == head.data.get("size")]
+        # (one message word for word under two ranks is one report read twice, a line pasted above
+        # another rank's traceback; processes' own reports differ in their device or free memory)
+        # (the message from its "out of memory" on: a traceback's quoted ``raise ...("...")`` line
+        # holds the same words as the exception line below it)
+        bodies = {_OOM_WORDS.split(f.evidence[0].text, maxsplit=1)[-1].strip().rstrip("\"')") for f in own}
+        return len({f.rank for f in own}) > 1 and len(bodies) > 1
 
     def _store_absent(self) -> int | None:
         """The one rank whose key the store waits of set-up timed out on (Gloo's full-mesh
@@ -2589,6 +2616,11 @@ class _Correlator:
             lines.append(f"No line ties that to a rank, but the ranks that joined timed out waiting for rank {rank}'s "
                          f"key in the store (inferred: rank {rank} never arrived). Check the address and port rank "
                          f"{rank} was given (MASTER_ADDR, MASTER_PORT, its node's network) against its peers'.")
+        elif d.get("oom_ranks"):
+            lines.append(f"Ranks {_fmt_ranks(d['oom_ranks'])} each ran out of memory{at}, each in its own report "
+                         f"(the first: {text[:200]}).")
+            lines.append("The step does not fit in any of their GPUs' memory: no rank started it, and the other "
+                         "ranks' reports are not consequences of the first. Fix the step's memory use for every rank.")
         else:
             lines.append(f"{who} reported {self.cat[failure].title.lower()}{at}: {text[:300]}")
         if d.get("setup") and failure == "nccl_error":
