@@ -2326,13 +2326,13 @@ class _Correlator:
             # several processes ran out of memory at one step, each in its own report: the step
             # does not fit, no rank started it; the launcher's first failed worker among them is
             # named, if it says one
-            alike = {f.rank for f in causes if f.failure == failure and f.rank is not None}
-            said = [r for e in sorted(self.st.exits, key=lambda e: (not e.data.get("root_cause"), int(e.data.get("order", 0) or 0)))
-                    if (r := self.resolve(e.rank, e.data.get("local_rank"))) in alike and e.data.get("exitcode", 0) > 0
-                    and e.data.get("trusted", True)]
-            rank = said[0] if said else None
+            ran_out = {f.rank for f in causes if f.failure == failure and f.rank is not None}
+            firsts = [r for e in sorted(self.st.exits, key=lambda e: (not e.data.get("root_cause"), int(e.data.get("order", 0) or 0)))
+                      if (r := self.resolve(e.rank, e.data.get("local_rank"))) in ran_out and e.data.get("exitcode", 0) > 0
+                      and e.data.get("trusted", True)]
+            rank = firsts[0] if firsts else None
             if rank is None:
-                odd_data = {"oom_ranks": sorted(r for r in alike if r is not None)}
+                odd_data = {"oom_ranks": sorted(r for r in ran_out if r is not None)}
         elif (rank is not None and head.data.get("size") and len({f.rank for f in same_alloc}) > 1
                 and len({f.data.get("gpu") for f in same_alloc}) > 1):
             # the same allocation failing at one step on several ranks' GPUs: a symmetric step's, no
