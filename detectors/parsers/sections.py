@@ -19,8 +19,10 @@ __all__ = ["RULES"]
 
 def _header(m: re.Match[str], seg: Segment) -> bool:
     line = seg.raw.strip()
-    if not (line.startswith("==> ") and line.endswith(" <==")):
+    if not line.endswith(" <==") or not (line.startswith("==> ") or line.endswith(m.group(0))):
         return False  # the marker quoted inside another line
+    # (a header glued after the text before it is the next file's: the file above ended without
+    # its last newline, and a loop of ``echo "==> $f <=="; cat "$f"`` printed the header right on)
     f = seg.file
     own = getattr(f, "own_ranks", None)  # (a FileState pickled by an older version lacks it)
     if own is None:

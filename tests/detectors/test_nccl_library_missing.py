@@ -41,3 +41,26 @@ def test_a_missing_nccl_library_is_an_nccl_error(lines: list[str]) -> None:
 def test_a_framework_going_on_without_nccl_is_nothing(line: str) -> None:
     lines = [line, *(f"Epoch 1/3 - step {i} - loss: {2.0 - i / 10:.2f}" for i in range(5))]
     assert not [i for i in engine_verdict(lines) if i.severity != "info"]
+
+
+# a framework build with no NCCL at all: PyTorch's _new_process_group_helper on Windows
+# (jaywalnut310/vits#202, verbatim frames) and PaddlePaddle's init_parallel_env on a Windows build
+# (hyang1985/UIE-for-FundManager log/workerlog.0, corpus holdout29 h29a-013)
+_TORCH_NO_NCCL = ["Traceback (most recent call last):",
+                  '  File "E:\\\\train.py", line 62, in run',
+                  "    dist.init_process_group(backend='nccl', init_method='env://', world_size=n_gpus, rank=rank)",
+                  '  File "C:\\\\Python38\\\\lib\\\\site-packages\\\\torch\\\\distributed\\\\distributed_c10d.py", line 1268, in '
+                  "_new_process_group_helper",
+                  '    raise RuntimeError("Distributed package doesn\'t have NCCL built in")',
+                  "RuntimeError: Distributed package doesn't have NCCL built in"]
+_PADDLE_NO_NCCL = ["Traceback (most recent call last):",
+                   '  File "C:\\\\Users\\\\u\\\\anaconda3\\\\lib\\\\site-packages\\\\paddle\\\\distributed\\\\parallel.py", line 300, '
+                   "in init_parallel_env",
+                   "    parallel_helper._init_parallel_ctx()",
+                   "AttributeError: module 'paddle.fluid.core_avx' has no attribute 'NCCLParallelContext'"]
+
+
+@pytest.mark.parametrize("lines", [_TORCH_NO_NCCL, _PADDLE_NO_NCCL], ids=["torch-windows", "paddle-windows"])
+def test_a_build_without_nccl_is_an_nccl_error(lines: list[str]) -> None:
+    verdict = engine_verdict(lines)
+    assert verdict and verdict[0].failure == "nccl_error" and verdict[0].severity == "critical", verdict

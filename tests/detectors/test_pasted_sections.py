@@ -47,6 +47,14 @@ def test_the_marker_quoted_inside_a_line_opens_no_section() -> None:
     assert engine_verdict(lines)[0].rank is None
 
 
+def test_a_header_glued_after_a_file_without_its_last_newline_opens_the_next_section() -> None:
+    # Paddle's log/endpoints.log ends without a newline; a loop of `echo "==> $f <=="; cat "$f"`
+    # prints the next header right after it (hyang1985/UIE-for-FundManager log/, corpus holdout29 h29a-013)
+    lines = ["==> log/endpoints.log <==", "127.0.0.1:51526", "127.0.0.1:51527==> log/workerlog.2 <==", *_EXC]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_exception", 2)
+
+
 # PaddlePaddle's launcher keeps one log/workerlog.N per trainer of the node (N its local index);
 # its signal handler prints the SIGTERM the launcher sends the others (paddle/fluid/platform/init.cc)
 # (corpus holdout25 h25c-015, h25c-016, h25c-017: PaddleDetection, PaddleOCR and fleet runs)
