@@ -58,6 +58,7 @@ class FileState:
     context_seen: set[int] | None = None  # context-only lines read (see LogParser); made on first use
     bare_step: int | None = None  # the step of the last bare "76970 2.6265" column line
     bare_nan: tuple[int, int] | None = None  # (line, run length) of the last bare "nan" line
+    bare_value: tuple[int, int] | None = None  # (line, run length) of the last bare decimal number line
     # the first half of a clipping report a paste word-wrapped: (line, factor form, the norm)
     clip_cut: tuple[int, bool, str | None] | None = None
     # the last NCCL WARN / return-code line of this file: (line number, host, pid)

@@ -447,6 +447,27 @@ def _bare_nan(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"loss": parse_number(seg.body) or math.nan, "unkeyed": 1.0}, "local")
 
 
+_BARE_VALUE = re.compile(r"\s*[-+]?(?:\d+\.\d+|\d+(?:\.\d*)?[eE][-+]?\d+)\s*")
+BARE_VALUE_RUN = 3  # lines in a row: one or two numbers alone could be anything's; a run is a loop's values
+
+
+def _bare_value(m: re.Match[str], seg: Segment) -> bool:
+    """A decimal number alone on its line, the BARE_VALUE_RUN-th or later of a run of such lines
+    (a loop printing ``loss.item()`` each step, a paste of a ``history.history['val_loss']`` list
+    one value per line): a series, read as an ``unkeyed`` value (judged only on a gross change,
+    like a bare column), without a step. Whole numbers are counters, not read; so are the first
+    values of a run, which may be anything's."""
+    if _BARE_VALUE.fullmatch(seg.body) is None:
+        return False
+    prev = getattr(seg.file, "bare_value", None)  # a FileState pickled by an older version lacks it
+    n = prev[1] + 1 if prev is not None and seg.source.line - prev[0] == 1 else 1
+    seg.file.bare_value = (seg.source.line, n)
+    v = parse_number(seg.body.strip())
+    if n < BARE_VALUE_RUN or v is None:
+        return False
+    return _emit(seg, {"loss": v, "unkeyed": 1.0}, "local")
+
+
 # --- print(loss): a scalar tensor's repr on a line of its own ----------------------------
 _TENSOR = re.compile(
     r"\s*tensor\((?P<v>[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)),\s*device='(?:cuda|xpu|npu|mps)(?::\d+)?'"
@@ -1022,6 +1043,7 @@ RULES = [
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
     Rule("columns.clock_row", r"(?i:epoch|step|iter|iteration), ?[0-9]{1,9}, ?[-+]?(?:[0-9]|\.[0-9]|nan|inf)", _clock_row),
     Rule("bare.nan", r"^[ \t]*[-+]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff])[ \t]*$", _bare_nan),
+    Rule("bare.value", r"^[ \t]*[-+]?(?:[0-9]+\.[0-9]+|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+)[ \t]*\r?$", _bare_value),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
     # multi-byte characters would be a class of their bytes)
     Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",

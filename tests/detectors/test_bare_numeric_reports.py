@@ -62,3 +62,27 @@ def test_one_or_two_bare_nans_say_nothing() -> None:
     assert engine_verdict(short) == []
     apart = [*_ASR[:3], "nan", "note", "nan", "note", "nan"]
     assert engine_verdict(apart) == []
+
+
+# a run of bare decimals, one per line: a question's printed MSE each step (corpus holdout29
+# h29b-010, verbatim values) and Keras's history['val_loss'] pasted one value per line (corpus
+# holdout20 h20a-015, verbatim values)
+_MSE = ["1305310646.9058952", "184198069792.42996", "25992991779912.277", "3667984265155172.0",
+        "5.176052331083886e+17", "7.304152852734643e+19", "1.0307208174021644e+22", "1.4544950315880012e+24"]
+_VAL = ["2.328559160232544", "46.456790924072266", "2.044419527053833", "72.33136749267578", "1.930311918258667",
+        "15.246846199035645", "1.9836046695709229", "1934.048583984375", "1.670356035232544", "1.4758470058441162"]
+
+
+def test_a_run_of_bare_values_that_explodes_or_jumps_a_thousandfold_is_a_spike() -> None:
+    for lines in (_MSE, _VAL):
+        assert [i.failure for i in engine_verdict(lines)][:1] == ["loss_spike"], lines[0]
+
+
+def test_bare_values_that_stay_level_or_stand_apart_say_nothing() -> None:
+    level = ["0.6931", "0.6512", "0.6120", "0.5874", "0.5533", "0.5391", "0.5170", "0.4988"]
+    assert engine_verdict(level) == []
+    # two numbers alone, apart: anything's (an accuracy, a time), no series
+    apart = ["0.61", "epoch done", "1934.05", "epoch done", "0.58"]
+    assert engine_verdict(apart) == []
+    # whole numbers are counters
+    assert engine_verdict(["1", "20", "3000", "40000", "5"]) == []
