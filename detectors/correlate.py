@@ -814,6 +814,11 @@ class _Correlator:
         first_logged_step = self.st.first_step_order
         searched_first = (first_logged_step is not None and real[0].order < first_logged_step
                           and self.st.first_step_value is not None and self.st.first_step_value <= LATE_STEP)
+        # (or the first back-off came at one of the run's first FIRST_STEPS steps, by its own step or
+        # the metric line logged with it: no scaler has grown over clean windows by then either)
+        searched_first = searched_first or (bool(real) and real[0].step is not None and 0 <= real[0].step <= FIRST_STEPS
+                                            and self.st.first_step_value is not None
+                                            and self.st.first_step_value <= real[0].step)
         grown = len(real) >= 2 and any(
             (initial := said if isinstance(said, float) else m.initial) is not None and start is not None and start > initial
             for m in real) and not searched_first
@@ -835,8 +840,13 @@ class _Correlator:
             if now_to is None or prev_to is None or not now_to < prev_to or real[streak].from_scale not in (None, prev_to):
                 break
             streak += 1
+        # (not a row logged at the first back-off's own step: its scale is that back-off's result,
+        # printed before the back-off's message, "1  2.3005  8388608.0  True" then "reducing loss
+        # scale to 8388608.0", no level the scale had held before the overflows began)
+        same_step = (head is not None and first_logged is not None and first_logged.step is not None
+                     and head.step is not None and first_logged.step >= head.step)
         if (head is not None and start is not None and first_logged is not None and first_logged.order < head.order
-                and start > first_logged.data["loss_scale"] > 0 and streak >= MIDRUN_STREAK):
+                and not same_step and start > first_logged.data["loss_scale"] > 0 and streak >= MIDRUN_STREAK):
             grown = True  # (a streak: one halving per growth window is the scaler's normal cycle)
         if (head is not None and streak >= MIDRUN_STREAK
                 and sum(1 for rs in self.st.ranks.values() for p in rs.samples

@@ -674,6 +674,23 @@ def test_a_grad_norm_inf_that_is_not_every_step_from_the_start() -> None:
     assert engine_verdict(_hf_steps(3, 4, 30, loss="2.4395"))[0].failure == "nonfinite_loss"
 
 
+def test_a_descent_from_a_configured_high_start_in_the_first_steps_is_warm_up() -> None:
+    # a table row per step printed before its back-off message, the row already showing the new
+    # scale, apex's words (NVIDIA/apex#834) from a scaler configured to start at 2^24 (a CPU job of
+    # ours, corpus holdout29 g29-005): six halvings in steps 1-12, then 150 clean steps
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {s}"
+    lines = ["  step      loss        scale  skipped      ms", "-" * 46]
+    scale = 2.0 ** 24
+    for step in [1, 2, 3, 4, 5, 10, 12, *range(20, 170, 10)]:
+        over = step <= 5 or step == 12
+        if over:
+            scale /= 2
+        lines.append(f"{step:6d}    {2.3 - step / 1000:.4f}  {scale:11.1f}  {'True' if over else 'False':>7}    12.0")
+        if over:
+            lines.append(apex.format(s=scale))
+    assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")] == []
+
+
 def test_summaries_of_skipped_steps_after_the_first_window_are_overflow_skips() -> None:
     # a loop's windowed summary (corpus holdout25 g25d-013): a clean first window, then a third of
     # every later window skipped
