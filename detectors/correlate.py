@@ -2012,6 +2012,7 @@ class _Correlator:
                 f.failure, f.role = "rank_exception", Role.CAUSE
                 f.data["exc_type"] = "ConnectionResetError"
         _cut_copies(base)
+        _level_desync(base, self.cat)
         self.survived_warns(base)
         self.exit_finalizers(base)
         self.handled_exceptions(base)
@@ -3040,6 +3041,30 @@ def _overflowing_every_step(rs: RankState, precision: object) -> int:
         return 0
     moving = sum(1 for a, b in itertools.pairwise(losses) if a != b)
     return len(run) if moving >= EVERY_STEP_MOVING * (len(run) - 1) else 0
+
+
+def _level_desync(base: list[Finding], cat: Any) -> None:
+    """PyTorch's desync check (TORCH_DISTRIBUTED_DEBUG=DETAIL) as two ranks tell it, each naming the
+    other at sequence number 0 ("Rank 0 is running ...(SequenceNumber=402OpType=BARRIER), but Rank 2
+    is running ...(SequenceNumber=0OpType=ALLGATHER_COALESCED)", and rank 2 says the same of rank 0):
+    a 0 both ways is no progress (the check does not count the other's op), so neither is behind;
+    they are at one point running different collectives, the level reading of the same line
+    (``when_level``), and the rank every report names is the odd one."""
+    zero = [f for f in base if f.failure == "rank_hang" and f.data.get("zero_pair")]
+    sides = {tuple(str(f.data["zero_pair"]).split(",")) for f in zero}
+    if not any((b, a) in sides for a, b in sides):
+        return
+    level = next((fp.when_level for e in cat if e.id == "rank_hang" for fp in e.fingerprints
+                  if fp.when_level is not None), None)
+    if level is None:
+        return
+    for f in zero:
+        f.failure = level
+        f.data["pair"] = f.data.pop("zero_pair")
+        # (the rank the line named as behind is no culprit now: the pairs name the odd one)
+        f.rank = None
+        f.data.pop("rank", None)
+        f.data.pop("rank_from", None)
 
 
 def _calibrating(rs: RankState, precision: object) -> bool:

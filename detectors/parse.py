@@ -368,9 +368,14 @@ class LogParser:
                 data = {k: v for k, v in m.groupdict().items() if v is not None}
                 failure = fr.entry.id
                 pair = _pair(data) if fr.fp.when_level is not None else None
+                zero = _zero_side(data)
                 behind = _behind(data)
                 if behind is not None:
                     data["rank"] = behind  # two ranks and their progress: the one behind is named
+                    if pair is not None and zero == behind:
+                        # (a sequence number of 0 may be no progress at all, the check's fingerprint of
+                        # an op it does not count: kept to weigh against the other ranks' reports)
+                        data["zero_pair"] = pair
                 elif pair is not None and fr.fp.when_level is not None:
                     failure = fr.fp.when_level  # level: they disagree on the collective itself
                     data["pair"] = pair
@@ -566,6 +571,16 @@ def _pair(data: dict[str, str]) -> str | None:
     """The two ranks a progress-comparing line names, as "a,b" (before ``_behind`` pops them)."""
     ra, rb = data.get("rank_a"), data.get("rank_b")
     return f"{ra},{rb}" if ra is not None and rb is not None and ra != rb else None
+
+
+def _zero_side(data: dict[str, str]) -> str | None:
+    """The rank of a progress-comparing line whose sequence number is 0 while the other's is not."""
+    a, b = data.get("seq_a"), data.get("seq_b")
+    if a == "0" and b not in (None, "0"):
+        return data.get("rank_a")
+    if b == "0" and a not in (None, "0"):
+        return data.get("rank_b")
+    return None
 
 
 def _behind(data: dict[str, str]) -> str | None:

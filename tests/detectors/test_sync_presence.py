@@ -443,3 +443,25 @@ def test_a_rank_seen_only_in_the_exit_list_is_no_more_silent_than_ranks_never_se
     assert top["initiator"]["rank"] == rank
     if rank is not None:
         assert top["failure"] == "rank_hang"
+
+
+def _zero_desync(me: int, seq: int, op: str, other: int, other_op: str) -> str:
+    # the wrapper's message with the other rank's op at sequence number 0 (an op it does not number:
+    # "Rank 0 is running ...(SequenceNumber=1649OpType=BARRIER), but Rank 1 is running
+    # ...(SequenceNumber=0OpType=GATHER)" quoted in a public trainer's source comment; a CPU Fabric job
+    # of ours, corpus holdout29 g29b-023)
+    return (f"[rank{me}]: RuntimeError: Detected mismatch between collectives on ranks. Rank {me} is running "
+            f"collective: CollectiveFingerPrint(SequenceNumber={seq}OpType={op}), but Rank {other} is running "
+            f"collective: CollectiveFingerPrint(SequenceNumber=0OpType={other_op}).Collectives differ in the "
+            f"following aspects: \t Sequence number: {seq}vs 0  Op type: {op}vs {other_op}\n")
+
+
+def test_ranks_that_each_put_the_other_at_sequence_0_are_level_in_different_collectives() -> None:
+    # ranks 0 and 1 put rank 2 at 0, rank 2 puts rank 0 at 0: no one is behind, rank 2 runs another op
+    text = (_zero_desync(0, 402, "BARRIER", 2, "ALLGATHER_COALESCED") + _zero_desync(2, 402, "ALLGATHER", 0, "BARRIER")
+            + _zero_desync(1, 402, "BARRIER", 2, "ALLGATHER_COALESCED"))
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", 2)
+    # one report alone keeps its reading: the rank at 0 is behind (dist-070's shape)
+    top = report(_zero_desync(0, 402, "BARRIER", 2, "ALLGATHER_COALESCED"))["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 2)
