@@ -819,6 +819,12 @@ class _Correlator:
         searched_first = searched_first or (bool(real) and real[0].step is not None and 0 <= real[0].step <= FIRST_STEPS
                                             and self.st.first_step_value is not None
                                             and self.st.first_step_value <= real[0].step)
+        # (or, in a run that logs no step counter, before its first metric line of any kind, that
+        # line still of the first epoch: "epoch 0 done: loss=572.6 scale=4096" after the descent)
+        first_line = min((p for rs in self.st.ranks.values() for p in rs.samples), key=lambda p: p.order, default=None)
+        searched_first = searched_first or (
+            bool(real) and first_logged_step is None and first_line is not None and real[0].order < first_line.order
+            and isinstance(e0 := first_line.data.get("epoch"), float) and 0 <= e0 < 1)
         grown = len(real) >= 2 and any(
             (initial := said if isinstance(said, float) else m.initial) is not None and start is not None and start > initial
             for m in real) and not searched_first

@@ -691,6 +691,18 @@ def test_a_descent_from_a_configured_high_start_in_the_first_steps_is_warm_up() 
     assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")] == []
 
 
+def test_a_descent_before_a_runs_first_epoch_summary_is_warm_up_wherever_it_started() -> None:
+    # a Lightning job's own scaler in apex's words (NVIDIA/apex#834), configured to start at 2^20,
+    # logging only an epoch summary (a CPU job of ours, corpus holdout29 g29b-019): the descent comes
+    # before the run's first metric line, which is still epoch 0, so it is the start-up search
+    apex = "[epoch {e} batch {b}] Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {s}"
+    lines = [apex.format(e=0, b=b, s=2.0 ** (19 - b)) for b in range(7)]
+    lines += [apex.format(e=0, b=17, s=4096.0), "epoch 0 done: loss=572.6083 scale=4096",
+              apex.format(e=1, b=14, s=2048.0), "epoch 1 done: loss=413.5601 scale=2048",
+              "epoch 2 done: loss=290.0781 scale=2048", "epoch 3 done: loss=198.9341 scale=2048"]
+    assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")] == []
+
+
 def test_summaries_of_skipped_steps_after_the_first_window_are_overflow_skips() -> None:
     # a loop's windowed summary (corpus holdout25 g25d-013): a clean first window, then a third of
     # every later window skipped
