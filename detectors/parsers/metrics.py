@@ -457,12 +457,12 @@ def _bare_value(m: re.Match[str], seg: Segment) -> bool:
     one value per line): a series, read as an ``unkeyed`` value (judged only on a gross change,
     like a bare column), without a step. Whole numbers are counters, not read; so are the first
     values of a run, which may be anything's."""
-    if _BARE_VALUE.fullmatch(seg.body) is None:
-        return False
+    if _BARE_VALUE.fullmatch(seg.raw) is None:
+        return False  # (raw: "123880: -5.44" is a step and its loss, not a Slurm label before a value)
     prev = getattr(seg.file, "bare_value", None)  # a FileState pickled by an older version lacks it
     n = prev[1] + 1 if prev is not None and seg.source.line - prev[0] == 1 else 1
     seg.file.bare_value = (seg.source.line, n)
-    v = parse_number(seg.body.strip())
+    v = parse_number(seg.raw.strip())
     if n < BARE_VALUE_RUN or v is None:
         return False
     return _emit(seg, {"loss": v, "unkeyed": 1.0}, "local")
@@ -1043,7 +1043,7 @@ RULES = [
     Rule("tensor.scalar", r"tensor\([-+]?(?:[0-9]|nan|inf)[^,()]*, ?device='", _tensor),
     Rule("columns.clock_row", r"(?i:epoch|step|iter|iteration), ?[0-9]{1,9}, ?[-+]?(?:[0-9]|\.[0-9]|nan|inf)", _clock_row),
     Rule("bare.nan", r"^[ \t]*[-+]?(?:[Nn][Aa][Nn]|[Ii][Nn][Ff])[ \t]*$", _bare_nan),
-    Rule("bare.value", r"^[ \t]*[-+]?(?:[0-9]+\.[0-9]+|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+)[ \t]*\r?$", _bare_value),
+    Rule("bare.value", r"^[ \t]*[-+]?(?:[0-9]+\.[0-9]+|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+)[ \t]*\r?$", _bare_value, on_raw=True),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
     # multi-byte characters would be a class of their bytes)
     Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
