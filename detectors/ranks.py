@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.parsers.base import FileState
+from detectors.parsers.base import FileState, plausible
 from detectors.parsers.workermap import SNIPPET_LINES
 from detectors.prefixes import Prefixed
 
@@ -40,12 +40,6 @@ def folded(body: str) -> bool:
     """The line stands for many sources' lines (see ``_FOLDED``)."""
     return "across cluster" in body and _FOLDED.search(body) is not None
 
-
-def plausible(rank: int, trusted_ws: int) -> bool:
-    """A rank read from log text (a prefix, a message) is believed unless the job's size is
-    known from trusted sources and the rank is far outside it (2x + 64): 20,000 lines of
-    made-up ``[rank100000]:`` prefixes must not create 20,000 ranks or move the verdict."""
-    return trusted_ws <= 0 or rank < 2 * trusted_ws + 64
 
 # "rank 3", "Rank: 3", "rank=3", "global rank 3", "local_rank: 5", "[Rank 1]", "RANK=2", and a tag
 # glued to its number ("INFO rank2 step21: ...", "rank1:") when nothing but a separator follows

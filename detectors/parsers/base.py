@@ -10,7 +10,7 @@ from typing import Any
 from detectors.model import Event, EventKind, Source
 from detectors.prefixes import Prefixed
 
-__all__ = ["FileState", "JobParseState", "Rule", "Segment"]
+__all__ = ["FileState", "JobParseState", "Rule", "Segment", "plausible"]
 
 
 @dataclass(slots=True)
@@ -19,7 +19,7 @@ class JobParseState:
 
     pid_rank: dict[tuple[str, int], int] = field(default_factory=dict)
     # the job's size as trusted sources tell it (global ranks in file paths, NCCL rank maps):
-    # ranks read from log text far beyond it are suspect (ranks.plausible)
+    # ranks read from log text far beyond it are suspect (plausible, below)
     trusted_ws: int = 0
     implausible: int = 0  # ranks from log text dropped as implausible (counted as a drop)
     pods_ended: set[str] = field(default_factory=set)  # Kubeflow replica pods whose end was reported
@@ -197,3 +197,11 @@ def annotate(out: list[Event], first: int, state: FileState, dropped_before: int
     if state.attempt is not None:
         for ev in out[first:]:
             ev.data.setdefault("attempt", state.attempt)
+
+
+def plausible(rank: int, trusted_ws: int) -> bool:
+    """A rank read from log text (a prefix, a message) is believed unless the job's size is
+    known from trusted sources and the rank is far outside it (2x + 64): 20,000 lines of
+    made-up ``[rank100000]:`` prefixes must not create 20,000 ranks or move the verdict.
+    (Here, below the ranks module, so that a parser can weigh a rank it reads itself.)"""
+    return trusted_ws <= 0 or rank < 2 * trusted_ws + 64

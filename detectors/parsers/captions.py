@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import re
 
-from detectors.parsers.base import Rule, Segment
-from detectors.ranks import plausible
+from detectors.parsers.base import Rule, Segment, plausible
 
 __all__ = ["RULES"]
 
