@@ -476,7 +476,11 @@ class _Correlator:
         nccl_multi = any(f.data.get("nccl_proc") and str(f.data.get("gpu")) not in ("0", "None") for f in base)
         # a launcher that killed two or more worker processes had started a process per GPU
         killed = len({t.data.get("pid") for t in self.st.teardowns if t.data.get("pid") is not None}) > 1
-        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned or nccl_multi or killed):
+        # a peer's report from another device of the same host (HCCL's heartbeat: "Location[IP/ID]:
+        # [90.90.92.240/1] ... Discoverer:[90.90.92.240/0]"): two devices of one node at work
+        peers = any(f.data.get("discoverer_ip") is not None and f.data.get("discoverer_ip") == f.data.get("host_ip")
+                    and f.data.get("discoverer_dev") != f.data.get("gpu") for f in base)
+        if len(gpus) != 1 or not ((ws or 0) > 1 or ranks_seen > 1 or spawned or nccl_multi or killed or peers):
             return  # several GPUs failed (no one initiator), or nothing shows a multi-GPU job
         for f in base:
             gpu = f.data.get("gpu")
@@ -2617,6 +2621,13 @@ class _Correlator:
                          "did not time out, their connections to it were closed. Its process died; a SIGKILL "
                          "(the host OOM killer, the scheduler) is the usual way (check `dmesg` / `journalctl -k` on "
                          "its node).")
+        elif failure == "rank_killed" and d.get("discoverer_dev") is not None:
+            dev = f"device {d.get('gpu')} on {d.get('host_ip')}"
+            lines.append(f"{who if rank is not None else 'The process of ' + dev} stopped sending HCCL's cluster heartbeat "
+                         f"({dev}, discovered by device {d.get('discoverer_dev')} on {d.get('discoverer_ip')}): the "
+                         "process exited or lost its network, and the collective its peers wait in then timed out.")
+            lines.append("Its own log (the rank's plog, its traceback or exit code) and the node's kernel log say why "
+                         "it ended; the other ranks' timeouts are consequences.")
         elif failure == "rank_killed":
             lines.append(f"{who} was killed with SIGKILL (exit -9) without a Python traceback: usually the host OOM killer "
                          "or the scheduler (check `dmesg` / `journalctl -k` on that node).")

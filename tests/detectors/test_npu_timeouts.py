@@ -92,3 +92,27 @@ def test_mindspore_and_the_runtime_word_the_same_wait() -> None:
             " num:7, timeout:1836.[FUNC:ProcessStarsHcclFftsPlusTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1389]")
     assert _top([ms]) == ("collective_timeout", None)
     assert _top([ffts]) == ("collective_timeout", None)
+
+
+# Ascend/pytorch docs/zh/troubleshooting/HCCL_timeout.md (corpus holdout29 h29b-003, verbatim lines;
+# the heartbeat line's format is HCCL heartbeat.cc's MakeErrMsg): the discoverer's EI0002 wait timeout,
+# then HCCL's cluster heartbeat naming the device whose process stopped
+_EI0002 = ("EI0002: [PID: 7277] 2024-11-28-11:59:30.645.648 The wait execution of the Notify register times out. "
+           "Reason: The Notify register has not received the Notify record from remote rank [unknown].base information: "
+           "[streamID:[2282987520], taskID[5], tag[AllReduce_90.90.92.240%enp189s0f0_60000_0_1732766162316022], "
+           "AlgType(level 0-1-2):[fullmesh-ring-ring].] task information: [")
+
+
+def _lost(host: str, dev: int, by_host: str, by_dev: int) -> str:
+    return (f"Cluster Exception Location[IP/ID]:[{host}/{dev}], Arrival Time:[Thu Nov 28 11:56:34 2024], "
+            f"Discoverer:[{by_host}/{by_dev}], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has "
+            "exited, 2. Network Disconnected")
+
+
+def test_hccls_heartbeat_names_the_device_whose_process_stopped() -> None:
+    lines = ["[Error]: The execution of the internal task times out.", _EI0002, "there are(is) 1 abnormal device(s):",
+             _lost("90.90.92.240", 1, "90.90.92.240", 0), "]"]
+    assert _top(lines) == ("rank_killed", 1)
+    # a device of another host: its index is no global rank
+    lines[3] = _lost("90.90.92.241", 1, "90.90.92.240", 0)
+    assert _top(lines) == ("rank_killed", None)
