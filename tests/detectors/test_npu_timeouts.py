@@ -116,3 +116,13 @@ def test_hccls_heartbeat_names_the_device_whose_process_stopped() -> None:
     # a device of another host: its index is no global rank
     lines[3] = _lost("90.90.92.241", 1, "90.90.92.240", 0)
     assert _top(lines) == ("rank_killed", None)
+
+
+def test_hccls_heartbeat_stuck_and_cqe_reports_name_the_failure_class() -> None:
+    # the same heartbeat line for its other statuses (HCCL heartbeat.cc MakeErrMsg's wording)
+    head = "Cluster Exception Location[IP/ID]:[90.90.92.240/3], Arrival Time:[Thu Nov 28 11:56:34 2024], ExceptionType:"
+    stuck = head + "[Stuck Occurred], Possible Reason:1.Host process is stuck, 2.Device task is stuck"
+    cqe = head + "[Error cqe Occurred], Possible Reason:1.Network Disconnected, 2.Remote Rank Coredown"
+    base = ["[Error]: The execution of the internal task times out.", _EI0002, "there are(is) 1 abnormal device(s):"]
+    assert _top([*base, stuck, "]"])[0] == "rank_hang"
+    assert _top([*base, cqe, "]"])[0] == "nccl_error"
