@@ -30,7 +30,7 @@ from typing import Any
 from detectors.detect import ABSURD_LOSS, JobState, RankState
 from detectors.gpus import compute_capability
 from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, ScaleMove, Source
-from detectors.oddrank import lagging_rank
+from detectors.oddrank import is_warning, lagging_rank, note_template
 from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.prefixes import split_prefixes
 from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher, reads
@@ -1632,7 +1632,7 @@ class _Correlator:
         last: dict[int, tuple[str, Source]] = {}
         for notes in getattr(self.st, "last_notes", {}).values():
             for (kind, n), (_, body, src) in notes.items():
-                rank = n if kind == "g" else self.resolve(None, n)
+                rank = n if kind == "g" else self.resolve(None, n) if kind == "l" else None
                 if rank is not None:
                     last[rank] = (body, src)
         if not known <= last.keys() or (ws and set(range(ws)) != last.keys()):
@@ -2099,6 +2099,12 @@ class _Correlator:
                 for f in fatal:
                     f.severity = sev
                     f.data["cancelled_by_scheduler"] = True
+                if any(str(f.data.get("reason")) == "TIME LIMIT" for f in cancels) and (
+                        roll := self.stopped_short_of_peers()) is not None:
+                    # its time ran out right after a roll call one rank missed: the others waited
+                    # for it until the scheduler's limit (the cancel is the hang's consequence)
+                    roll.severity, roll.data["time_limit"] = "warning", True
+                    fatal.append(roll)
         scale += [f for f in base if f.failure == "loss_scale_collapse" and not scale]
         spikes += [f for f in base if f.failure == "loss_spike"]
         guard = [f for f in spikes if f.role is Role.CAUSE and f.data.get("frames")]
@@ -2161,7 +2167,7 @@ class _Correlator:
                 out.append(inc)
         out += symptom_incidents(st, self.ctx, out)  # the seed's symptoms (detectors/symptoms.py), their own incidents
         if self.ended and not fatal and not any(i.severity in ("critical", "warning") for i in out):
-            startup = self.stopped_in_setup() or self.stopped_before_first_step()
+            startup = self.stopped_short_of_peers() or self.stopped_in_setup() or self.stopped_before_first_step()
             if startup is not None and (inc := self.assemble([startup], kind="wait")) is not None:
                 out.append(inc)
         out.sort(key=lambda i: (-_SEVERITY_RANK[i.severity], -i.data.get("priority", 0), i.step if i.step is not None else math.inf))
@@ -2258,6 +2264,62 @@ class _Correlator:
         src = Source(bar[3].path, bar[3].line, f"the logs end with the progress bar at 0/{bar[2]}: no step finished, "
                      "no metric line, no error, no exit")
         return self.finding("rank_hang", None, None, None, [src, bar[3]], severity="info", startup=True, first_step=True)
+
+    def stopped_short_of_peers(self) -> Finding | None:
+        """Complete logs that stop right after a roll call one rank missed: every rank of the
+        world but one printed the same line last (numbers aside: ``rank 4, fetch sample 1469``,
+        ``[Rank 2] training_step -> batch_idx: 0``, ``RANK 17: running step 1/10``), and the one
+        left printed nothing, or last printed another line before that round began. Nothing
+        failed, exited or finished after it: the others went on into a step that waits for every
+        rank and the missing one never arrived (a data loader that never yields, a first
+        collective it never reached). An ``info`` note naming that rank, never paged: a paste
+        cut in the middle of a round looks the same, so it is a lead, not an alarm.
+
+        The world is the job's stated size, or, with none stated, the ranks seen when they fill a
+        power-of-two world of four or more but one (the corpus convention for silent ranks)."""
+        st = self.st
+        if st.exits or st.teardowns or st.finished or getattr(st, "trained_at", None) is not None:
+            return None
+        last: dict[int, tuple[int, str, Source]] = {}
+        for notes in getattr(st, "last_notes", {}).values():
+            if ("c", 0) in notes:
+                return None  # the paste was cut in the middle of the round (parse.py ``_last_notes``)
+            for (kind, n), (index, body, src) in notes.items():
+                rank = n if kind == "g" else self.resolve(None, n)
+                if rank is not None and (rank not in last or index > last[rank][0]):
+                    last[rank] = (index, body, src)
+        known = set(st.seen_global) | set(last)
+        if len(last) < 3:
+            return None
+        ws = self.world_size()
+        if ws is None:
+            size = max(known) + 1
+            if size < 4 or size & (size - 1) or len(known) < size - 1 or size > 1024:
+                return None
+            ws = size
+        if not known <= set(range(ws)):
+            return None
+        rounds: dict[str, list[int]] = {}
+        for rank, (_, body, _) in last.items():
+            rounds.setdefault(note_template(body), []).append(rank)
+        members = max(rounds.values(), key=len)
+        if len(members) != ws - 1:
+            return None
+        (missing,) = set(range(ws)) - set(members)
+        sources = [last[r][2] for r in members]
+        if any(is_warning(s.text) for s in sources):
+            return None  # a warning every rank prints (NCCL's barrier device guess): no step of their own
+        if missing in last:
+            # its own last line must come before the round, in the same file (per-rank files
+            # give no order: another last line there may as well be ahead of its peers)
+            own = last[missing][2]
+            if not all(s.path == own.path and s.line > own.line for s in sources):
+                return None
+        first = min(sources, key=lambda s: (s.path, s.line))
+        src = Source(first.path, first.line, f"the logs end after ranks {_fmt_ranks(sorted(members))} each printed "
+                     f"'{first.text[:120]}' last; rank {missing} never did")
+        return self.finding("rank_hang", missing, self.last_step(missing), None, [src, first], severity="info",
+                            rank_from="absence", roll_call=sorted(members)[:64])
 
     def unfinished_tracebacks(self) -> list[Finding]:
         """A file whose last traceback never reached its exception line (nothing said anything

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from detectors.prefixes import split_prefixes
 from detectors.ranks import message_rank
 
-__all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "LastLine", "OddRank", "lagging_rank", "last_own_lines", "odd_rank"]
+__all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "LastLine", "OddRank", "is_warning", "lagging_rank", "last_own_lines", "note_template", "odd_rank"]
 
 LOOKBACK_BYTES = 12_288  # the tail of a file kept for this (about 150 lines of 80 characters)
 LOOKBACK_LINES = 200
@@ -171,7 +171,8 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
         body = pre.body
         if not body.strip() or body[:1].isspace():
             continue  # a continuation: an indented frame, a wrapped value
-        rank = pre.rank if pre.rank is not None else message_rank(body)[0]
+        # (DeepSpeed's log_dist ``[Rank 0] `` and a user's own ``[Rank 2] `` tag: who printed it)
+        rank = pre.rank if pre.rank is not None else pre.logging_rank if pre.logging_rank is not None else message_rank(body)[0]
         if rank is None and pre.local_rank is None:
             rank = file_rank
         key = ("g", rank) if rank is not None else ("l", pre.local_rank) if pre.local_rank is not None else None
@@ -218,6 +219,22 @@ def lagging_rank(last: Mapping[int, str]) -> tuple[int, str] | None:
     mine, rank = single[0]
     others = next(o for o in values if o != mine)
     return (rank, "behind") if len(mine) == len(others) and mine < others else None
+
+
+_NONFINITE = re.compile(r"(?i)(?<![\w.])[-+]?(?:nan|inf(?:inity)?)(?![\w.])")
+
+
+def note_template(body: str) -> str:
+    """A last note's words with its numbers masked (a NaN or an infinity is a number too): the
+    notes of one round, whatever rank, sample, step or value each printed, share it."""
+    return _NUM.sub("#", _NONFINITE.sub("#", body))
+
+
+def is_warning(line: str, year: int = 1970) -> bool:
+    """A line logged as a warning or an error (its header's level, or the word in its first
+    words): a report every rank may print alike, not a note of its own progress."""
+    pre = split_prefixes(line, year)
+    return (pre.level or " ")[0].upper() in ("W", "E", "F", "C") or bool(_WARN.search(pre.body[:60]))
 
 
 def _whole_numbers(body: str) -> tuple[int, ...]:

@@ -548,6 +548,13 @@ def _last_notes(state: FileState, first_line: int, end: int, out: list[Event]) -
         kept[r] = (new_from + n.index, n.body, n.line)
     state.notes = kept
     value = "\n".join(f"{k}{r}\t{ln}\t{body.replace(chr(9), ' ')}\t{text}" for (k, r), (ln, body, text) in sorted(kept.items()))
+    tail = lines[-1].strip() if lines else ""
+    if (len(tail) >= 16 and last not in {n[0] for n in kept.values()}
+            and any(len(text) > len(tail) and text.startswith(tail) for _, _, text in kept.values())):
+        # the file ends in a cut copy of a rank's note ("... overflow! Rank" where the others say
+        # "... overflow! Rank 2 Skipping step"): a paste cut in the middle of a round, whose last
+        # line's rank is lost (row kind "c": not a rank's note, a mark that the round is unfinished)
+        value += f"\nc0\t{last}\tcut\t{tail}"
     key = zlib.crc32(value.encode("utf-8", "surrogatepass"))
     if key == getattr(state, "notes_key", 0):  # (a FileState pickled by an older version lacks it)
         return
