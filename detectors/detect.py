@@ -153,6 +153,7 @@ class RankState:
     # training loss last logged when it was set (an immutable class-level default: a rank state
     # restored from an older checkpoint reads it)
     eval_bests: tuple[tuple[str, float, float | None], ...] = ()
+    eval_epoch: float | None = None  # the epoch of the last evaluation logged with one
     scale_last: float | None = None
     scale_min: float | None = None  # lowest loss scale a metric line logged
     scale_min_rec: SampleRec | None = None
@@ -971,6 +972,13 @@ class JobState:
             return
         series = "ppl" if rec.data.get("eval_from_ppl") else "loss"
         train = _train_level(st, rec)
+        epoch = rec.data.get("epoch")
+        if isinstance(epoch, float) and isfinite(epoch):
+            if st.eval_epoch is not None and epoch < st.eval_epoch:
+                # the epoch counter went back (fastai's table printed again by a second fit call,
+                # a new run pasted below the last): its evaluations start over
+                st.eval_bests = ()
+            st.eval_epoch = epoch
         got = next((b for b in st.eval_bests if b[0] == series), None)
         if got is None or v < got[1]:
             st.eval_bests = (*(b for b in st.eval_bests if b[0] != series), (series, v, train))
@@ -1357,9 +1365,15 @@ def _train_level(st: RankState, rec: SampleRec) -> float | None:
     own = rec.data.get("loss")
     if isinstance(own, float) and isfinite(own):
         vals.append(own)
+    later = rec.data.get("epoch")
     for r in reversed(st.samples):
         if len(vals) >= 5:
             break
+        epoch = r.data.get("epoch")
+        if isinstance(epoch, float) and isinstance(later, float) and epoch > later:
+            break  # the epoch counter went back after it: that loss is an earlier run's
+        if isinstance(epoch, float):
+            later = epoch
         x = r.data.get("loss")
         if isinstance(x, float) and isfinite(x):
             vals.append(x)

@@ -497,6 +497,9 @@ def _tensor(m: re.Match[str], seg: Segment) -> bool:
 _CELLS = re.compile(r"\s*[│┃|]\s*")
 _COUNTER_CELL = re.compile(r"\d{1,9}/\d{1,9}")
 _WORD_CELL = re.compile(r"(?i:yes|no|y|n|true|false|ok|fail(?:ed)?|pass(?:ed)?)")  # a flag column: "finite: yes / NO"
+# a clock or a duration in a column the table does not know: fastai's "time" ("00:03", "01:12:09"),
+# a CSV log's own time column ("19:45:02.565"), a date-time ("2024-05-01 12:00:03")
+_CLOCK_CELL = re.compile(r"(?:\d{4}-\d\d-\d\d[T ])?\d{1,3}:\d\d(?::\d\d)?(?:[.,]\d{1,9})?Z?")
 _UNIT_CELL = re.compile(r"\d{1,12}(?:\.\d{1,12})? ?(?:[a-zA-Z]{1,4}(?:/s)?|%)")  # "0.2s", "812ms", "3.1GB", "45%", "1.2k/s"
 _HEADER_KEYS: dict[str, str] = {k.casefold().replace("_", " ").replace("-", " "): v for k, v in CANONICAL.items()}
 # a column naming the process each row is from (a script's per-rank CSV or table: "rank,step,loss,...")
@@ -563,6 +566,7 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
             continue
         v = parse_number(cell)
         if v is None and key is None and (_COUNTER_CELL.fullmatch(cell) or _UNIT_CELL.fullmatch(cell)
+                                          or _CLOCK_CELL.fullmatch(cell)
                                           or (not empty_ok and _WORD_CELL.fullmatch(cell))):
             # a column the table does not know holding a counter ("15/60" batches), a measure ("0.2s")
             # or a flag (a per-rank table's "finite: yes / NO"); any other word is another text's row
@@ -1052,7 +1056,9 @@ RULES = [
     # (no spaces in a header cell: "Epoch 1, Batch 5, Loss 2.3" is a metric line, not a header)
     Rule("table.csv_header", r"^(?:[A-Za-z0-9_/.-]{1,60},)*[A-Za-z0-9_/.-]{0,30}(?i:loss|grad_norm|gnorm)[A-Za-z0-9_/.-]{0,30}"
                              r"(?:,[A-Za-z0-9_/.-]{1,60})*\r?$", _csv_header, on_raw=True),
-    Rule("table.csv_row", r"^[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
+    # (a row may lead with its own clock: a script's "time,step,loss" log, "19:45:02.565,125,...")
+    Rule("table.csv_row", r"^(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:[.,][0-9]{1,9})?Z?,)?"
+                          r"[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
          _csv_row, on_raw=True),
     # a plain table's header starts with its clock column; its rows are numbers only
     # (or with the process's column first: "rank\tstep\tloss\tacc", a per-rank TSV)
@@ -1061,7 +1067,9 @@ RULES = [
     # (pandas prints a missing or non-finite cell "NaN")
     # (a short word is a flag column the header names: "clip  yes", "best  *"; a lone marker:
     # skorch's "+" under ``cp``)
-    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[-+]?(?:[0-9]|[Nn]a[Nn]|inf)[0-9.eE+-]*"
+    # (fastai's table ends in its "time" column: "00:14", "01:02:09")
+    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[0-9]{1,3}:[0-9]{2}(?::[0-9]{2})?"
+                            r"|[-+]?(?:[0-9]|[Nn]a[Nn]|inf)[0-9.eE+-]*"
                             r"|\[[0-9naif.eE+, \t-]{0,400}\]|[A-Za-z]{1,5}\b|[+*]))+[ \t]*\r?$",
          _plain_row, on_raw=True),
     Rule("table.progress_header", r"^[ \t]*Epoch[ \t]+(?i:gpu_mem)[ \t]+[A-Za-z]", _progress_header, on_raw=True),
