@@ -67,7 +67,9 @@ class NoiseRule:
         alt = "|".join(re.escape(k) for k in keys) or "(?!)"
         # searched in the lower-cased line; no lookbehind, so that re can skip ahead on the first
         # letters (2 µs a line instead of 6): the word start is checked on each match instead
-        pair = rf"(?:{alt})(?:_[a-z][a-z0-9_]{{0,30}})?_?['\"\]]?\s{{0,16}}(?:[=:|]|is)?\s{{0,16}}['\"]?(?:tensor\(\[?|\[ {{0,8}})?[-+]?(?:\d|\.\d|nan|inf)"
+        # (the counter the value was taken at may stand between: "loss at batch 5 = 17.47", fields.py)
+        pair = (rf"(?:{alt})(?:_[a-z][a-z0-9_]{{0,30}})?(?:\s{{1,4}}(?:at|@)\s{{1,4}}(?:step|batch|iter|iteration|epoch|update)"
+                rf"\s{{0,4}}\d{{1,9}})?_?['\"\]]?\s{{0,16}}(?:[=:|]|is)?\s{{0,16}}['\"]?(?:tensor\(\[?|\[ {{0,8}})?[-+]?(?:\d|\.\d|nan|inf)")
         object.__setattr__(self, "_pair", re.compile(pair.encode()))
 
     def has_pair(self, line: bytes) -> bool:

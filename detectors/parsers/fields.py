@@ -28,7 +28,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "iteration", "iterations", "iter", "iters", "it"),
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
-             "avg loss", "mean_loss", "loss_value", "cross_entropy", "cross entropy", "cross-entropy", "crossentropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
+             "avg loss", "average_loss", "average loss", "mean_loss",
+             # the loss of the step's own minibatch: "Minibatch loss at step 500: 1.23" (the TensorFlow
+             # courses' notMNIST loop); not AllenNLP's "batch_loss", printed beside its running "loss"
+             "minibatch_loss", "minibatch loss", "loss_value", "cross_entropy", "cross entropy", "cross-entropy", "crossentropy", "xent", "all_loss", "loss_total", "overall_loss", "tot_loss", "sum_loss", "loss_sum", "full_loss", "loss/train/total", "loss/train", "loss/total", "loss",
              # the loss per target token (NVIDIA DeepLearningExamples' GNMT: "Loss/tok 9.6782 (10.2120)")
              "loss/tok", "loss/token", "loss per token", "loss_per_token", "loss_per_tok",
              "cost",  # the loss under its optimisation name: Marian's "Cost 87.32", Theano-era "Cost  25.91"
@@ -113,6 +116,10 @@ def _field(key: str) -> re.Pattern[str]:
         # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
         rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?{key}"
         r"(?P<den>/(?:(?:max|total|num)_?(?:steps?|iters?|iterations?)|total))?"
+        # "Average loss at step 2000: 4.37" (TensorFlow's word2vec tutorial and its many copies),
+        # "Minibatch loss at step 500: 1.23", "loss at batch 5 = tensor(17.47, ...)": the counter
+        # the value was taken at, between the key and its value
+        r"(?:\s{1,4}(?:at|@)\s{1,4}(?P<atk>step|batch|iter|iteration|epoch|update)\s{0,4}(?P<atn>\d{1,9})(?![\d.]))?"
         # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
         # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
         r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
@@ -170,6 +177,7 @@ def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
     gi = rx.groupindex
     i_key, i_comp, i_evns, i_den = gi["key"] - 1, gi["comp"] - 1, gi["evns"] - 1, gi["den"] - 1
     i_v, i_inner = gi["v"] - 1, gi["inner"] - 1
+    i_atk, i_atn = gi["atk"] - 1, gi["atn"] - 1
     records: list[dict[str, float]] = []
     out: dict[str, float] = {}
     parts: dict[str, float] = {}
@@ -221,6 +229,8 @@ def _records(text: str, rx: re.Pattern[str]) -> list[dict[str, float]]:
         v = parse_number(g[i_v])
         if v is None:
             continue
+        if g[i_atn] and key != "step":
+            out.setdefault("epoch" if g[i_atk].lower() == "epoch" else "step", float(g[i_atn]))
         inner = g[i_inner]
         if inner:
             if key == "step":
