@@ -1031,7 +1031,43 @@ def _yolact(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- a bracketed group of loss parts: DeNA/PyTorch_YOLOv3's train.py and its forks (ASFF, Gaussian
+# YOLOv3): "[Iter 100/500000] [lr 0.000100] [Losses: xy 8.24, wh 3.11, conf 22.38, cls 40.11, total 36.86,
+# imgsize 608]", ASFF's "[Epoch 0/300][Iter 340/51][lr 0.002370][Loss: anchor 6.53, iou 7.29, l1 24.28,
+# conf 20.55, cls 31.43, imgsize 320, time: 10.53]": the parts' total (their sum when none is printed)
+_LOSS_GROUP = re.compile(r"\[Loss(?:es)?: (?P<body>[^\]]{1,400})\]")
+_GROUP_PART = re.compile(rf"(?P<k>[A-Za-z][A-Za-z0-9_]{{0,30}}):? (?P<v>{_NUM})(?=,|$)")
+_GROUP_NOT_LOSS = re.compile(r"(?i)(?:img_?)?size|time|lr|eta|speed|mem(?:ory)?|fps|iter|epoch|batch")
+_GROUP_ITER = re.compile(r"\[Iter (\d{1,9})/\d{1,9}\]")
+_GROUP_EPOCH = re.compile(r"\[Epoch (\d{1,6})/\d{1,6}\]")
+
+
+def _loss_group(m: re.Match[str], seg: Segment) -> bool:
+    gm = _LOSS_GROUP.search(seg.body)
+    if gm is None:
+        return False
+    parts: dict[str, float] = {}
+    for pm in _GROUP_PART.finditer(gm.group("body")):
+        k, v = pm.group("k"), parse_number(pm.group("v"))
+        if v is not None and not _GROUP_NOT_LOSS.fullmatch(k) and k not in parts:
+            parts[k] = v
+    if len(parts) < 2:
+        return False
+    vals = list(parts.values())
+    total = parts.get("total")
+    if total is None:
+        total = math.fsum(vals) if all(map(math.isfinite, vals)) else (
+            math.nan if any(math.isnan(v) for v in vals) else next(v for v in vals if math.isinf(v)))
+    values: dict[str, float] = {"loss": total}
+    if (it := _GROUP_ITER.search(seg.body)) is not None:
+        values["step"] = float(it.group(1))
+    if (ep := _GROUP_EPOCH.search(seg.body)) is not None:
+        values["epoch"] = float(ep.group(1))
+    return _emit(seg, values, "local")
+
+
 RULES = [
+    Rule("metrics.loss_group", r"\[Loss(?:es)?: [A-Za-z]", _loss_group),
     # (not "metrics.": the pjreddie form has no metric key for the scan's noise rule to find)
     Rule("yolact.iteration", r"[0-9] \|\| [A-Za-z][A-Za-z0-9_-]{0,20}: [-+]?(?:[0-9]|nan|inf)", _yolact),
     Rule("region.loss", r"\b\d+: nGT \d+, recall \d+,", _region),
