@@ -470,6 +470,39 @@ def _bare_value(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, {"loss": v, "unkeyed": 1.0}, "local")
 
 
+# --- a printed list of losses: "train_losses: [2.3026, 2.2981, ...]", a history list, or the values
+# joined under a heading that names them ("Loss values for each step in the epoch:" then
+# "12.320100, 12.357852, ..."): one sample per value, its place in the lists read so far the step
+_VALUE_LIST = re.compile(
+    r"\s*(?:(?P<key>[A-Za-z_'\"\[\]][\w .'\"\[\]/-]{0,60}?)\s*[:=]\s*)?\[?\s*"
+    r"(?P<vals>[-+]?\d+\.\d+(?:, (?:[-+]?\d+\.\d+|nan|-?inf)){7,4095}),?\s*\]?\s*")
+_LIST_VALUE = re.compile(r"[-+]?\d+\.\d+|nan|-?inf")
+_LIST_EVAL = re.compile(r"(?i)\b(?:val|valid|validation|eval|test|dev)(?:[_ ]|\b)|acc|lr\b|learning")
+
+
+def _value_list(m: re.Match[str], seg: Segment) -> bool:
+    lm = _VALUE_LIST.fullmatch(seg.body)
+    if lm is None or seg.sampled:
+        return False
+    named = lm.group("key")
+    if named is None:
+        # no key on the line: the heading just above must name the values a training loss
+        file = seg.file
+        before = getattr(file, "tail", b"") + (file.look_buf[:file.look_at] if file.look_buf is not None else b"")
+        prev = before[-512:].rstrip(b"\r\n").rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+        named = prev if prev.rstrip().endswith(":") else ""
+    if "loss" not in named.lower() or _LIST_EVAL.search(named):
+        return False
+    vals = [parse_number(v) for v in _LIST_VALUE.findall(lm.group("vals"))]
+    base = getattr(seg.file, "list_steps", 0)
+    for i, v in enumerate(vals):
+        if v is not None:
+            seg.emit(EventKind.SAMPLE, step=base + i, data={"loss": v, "scope": "local"})
+    seg.file.list_steps = base + len(vals)
+    seg.sampled = True
+    return True
+
+
 # --- print(loss): a scalar tensor's repr on a line of its own ----------------------------
 _TENSOR = re.compile(
     r"\s*tensor\((?P<v>[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)),\s*device='(?:cuda|xpu|npu|mps)(?::\d+)?'"
@@ -1068,6 +1101,7 @@ def _loss_group(m: re.Match[str], seg: Segment) -> bool:
 
 RULES = [
     Rule("metrics.loss_group", r"\[Loss(?:es)?: [A-Za-z]", _loss_group),
+    Rule("list.values", r"[0-9]\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, ", _value_list),
     # (not "metrics.": the pjreddie form has no metric key for the scan's noise rule to find)
     Rule("yolact.iteration", r"[0-9] \|\| [A-Za-z][A-Za-z0-9_-]{0,20}: [-+]?(?:[0-9]|nan|inf)", _yolact),
     Rule("region.loss", r"\b\d+: nGT \d+, recall \d+,", _region),
