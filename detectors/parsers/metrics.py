@@ -46,6 +46,9 @@ _TRIGGER = (
     r"|[Ll]oss_[A-Za-z][A-Za-z0-9_]{0,30}['\"]?\s{0,4}[:=]\s{0,4}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
 )
 
+# a number printed with a fractional part ("{:.4f}"), or a non-finite one: never a bare count
+_FRAC = r"[-+]?(?:\d+\.\d+|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF)"
+
 # Megatron's iteration line: its own counters beside the shared synonym table
 _KEYS: dict[str, str] = {
     **CANONICAL,
@@ -1099,6 +1102,43 @@ def _loss_group(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- a loss under its initial, "L: 0.0058" ------------------------------------------------------
+# Loops that print the loss, or its parts, under one capital letter after a progress counter:
+# FaceBoxes.PyTorch's train.py and the SSD-lineage face detectors built on it ("Epoch:1/300 ||
+# Epochiter: 1/403 || Iter: 1/120900 || L: 5.1744 C: 20.3799 || LR: 0.001 ...": L the localisation
+# and C the confidence loss, some forks add T, their total) and SparK's ImageNet fine-tuning
+# (keyu-tian/SparK downstream_imagenet/main.py: "[ep6 it156/313]    L: 0.0058    Acc: 13.28    lr:
+# ..."). The loss is T when printed, else L + C, else L. Read only as a fraction (both print
+# "{:.4f}") or a non-finite value, after an "a/b" counter on the same line: "L: 2048" (a sequence
+# length) is no loss.
+_ABBREV_LOSS = re.compile(
+    rf"(?:^|[\s|\]])L: {{0,4}}(?P<l>{_FRAC})(?: {{1,8}}C: {{0,4}}(?P<c>{_FRAC}))?(?: {{1,8}}T: {{0,4}}(?P<t>{_FRAC}))?(?=\s|\||$)")
+_ABBREV_COUNTER = re.compile(r"\d/\d")
+_ABBREV_ITER = re.compile(r"\bIter: {0,4}(\d{1,9})/\d{1,9}")
+_ABBREV_EPOCH = re.compile(r"(?:\bEpoch: {0,4}|\[ep)(\d{1,6})\b")
+
+
+def _abbrev_loss(m: re.Match[str], seg: Segment) -> bool:
+    body = seg.body
+    am = _ABBREV_LOSS.search(body)
+    if am is None or _ABBREV_COUNTER.search(body, 0, am.start()) is None:
+        return False
+    parts = [v for g in ("l", "c") if (v := parse_number(am.group(g) or "")) is not None]
+    total = parse_number(am.group("t")) if am.group("t") else None
+    loss = total if total is not None else (math.fsum(parts) if all(map(math.isfinite, parts)) else _worst_of(parts))
+    values: dict[str, float] = {"loss": loss}
+    if (it := _ABBREV_ITER.search(body)) is not None:
+        values["step"] = float(it.group(1))
+    if (ep := _ABBREV_EPOCH.search(body)) is not None:
+        values["epoch"] = float(ep.group(1))
+    return _emit(seg, values, "local")
+
+
+def _worst_of(parts: list[float]) -> float:
+    """NaN if any part is NaN, else the infinite one: a non-finite part makes the total so."""
+    return math.nan if any(math.isnan(v) for v in parts) else next(v for v in parts if math.isinf(v))
+
+
 RULES = [
     Rule("metrics.loss_group", r"\[Loss(?:es)?: [A-Za-z]", _loss_group),
     Rule("list.values", r"[0-9]\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, ", _value_list),
@@ -1110,6 +1150,8 @@ RULES = [
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule("metrics.marian", r"\bEp\. [0-9]{1,6} : Up\. [0-9]{1,12} : Sen\. [0-9,]{1,20} : Cost ", _marian),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
+    # (not "metrics.": the scan's noise rule would drop it for lacking a metric key)
+    Rule("abbrev.loss", r"(?:^|[ \t|\]])L: {0,4}[-+]?(?:[0-9]*\.[0-9]|nan|NaN|NAN|inf|Inf|INF)", _abbrev_loss),
     # (a huge value only: "e+12" and up, or 13+ digits before the point)
     Rule("table.tabular_loss", r"[Ll]oss {2,}[-+]?(?:[0-9.]+[eE]\+?(?:1[2-9]|[2-9][0-9]|[1-9][0-9]{2})|[0-9]{13})", _tabular_loss),
     Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by|scaling down gradients \(L2 norm"
