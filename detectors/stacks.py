@@ -184,6 +184,7 @@ class Where(StrEnum):
     LOCK = "lock"
     SLEEP = "sleep"
     IO = "io"
+    CHILD = "child"  # waiting for a child process to end (a launcher of its own waiting for its workers)
     CODE = "code"  # its own code (a loop, a C call py-spy cannot see into: a C-level lock, a read)
 
 
@@ -235,7 +236,14 @@ def _kind(f: Frame) -> tuple[Where, str] | None:
         return Where.LOCK, f.function
     if root in ("selectors", "socket", "ssl"):
         return Where.IO, f"{root}.{name}"
+    if root == "subprocess" and name in _CHILD_WAITS:
+        # a script's own launcher blocked until the workers it started end (YOLOX's
+        # launch_by_subprocess: ``process.wait()``; ``subprocess.run``'s ``communicate``)
+        return Where.CHILD, f"subprocess.{name}"
     return None
+
+
+_CHILD_WAITS = frozenset({"wait", "_wait", "_try_wait", "communicate", "_communicate", "run", "call", "check_call"})
 
 
 # socket calls that block until the other end sends, answers or connects: a process in one waits

@@ -74,6 +74,7 @@ class FileState:
     nccl_bare_chain: tuple[int, tuple[str | None, int | None], bool] | None = None  # (..., read already)
     srun_stopping: bool = False  # srun began terminating the job step (later task ends are teardown)
     tensor_line: int | None = None  # line of the last printed scalar tensor (``tensor(0.52, device='cuda:0')``)
+    list_steps: int = 0  # values read so far from printed lists of losses (their running index is the step)
     table_cols: tuple[str | None, ...] | None = None  # canonical keys of the last metric table header's columns
     csv_cols: tuple[str | None, ...] | None = None  # canonical keys of a CSV metrics file's header columns
     csv_ends: tuple[str, str] | None = None  # the first and the last cell of the last CSV row read

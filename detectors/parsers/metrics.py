@@ -46,6 +46,9 @@ _TRIGGER = (
     r"|[Ll]oss_[A-Za-z][A-Za-z0-9_]{0,30}['\"]?\s{0,4}[:=]\s{0,4}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
 )
 
+# a number printed with a fractional part ("{:.4f}"), or a non-finite one: never a bare count
+_FRAC = r"[-+]?(?:\d+\.\d+|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF)"
+
 # Megatron's iteration line: its own counters beside the shared synonym table
 _KEYS: dict[str, str] = {
     **CANONICAL,
@@ -468,6 +471,39 @@ def _bare_value(m: re.Match[str], seg: Segment) -> bool:
     if n < BARE_VALUE_RUN or v is None:
         return False
     return _emit(seg, {"loss": v, "unkeyed": 1.0}, "local")
+
+
+# --- a printed list of losses: "train_losses: [2.3026, 2.2981, ...]", a history list, or the values
+# joined under a heading that names them ("Loss values for each step in the epoch:" then
+# "12.320100, 12.357852, ..."): one sample per value, its place in the lists read so far the step
+_VALUE_LIST = re.compile(
+    r"\s*(?:(?P<key>[A-Za-z_'\"\[\]][\w .'\"\[\]/-]{0,60}?)\s*[:=]\s*)?\[?\s*"
+    r"(?P<vals>[-+]?\d+\.\d+(?:, (?:[-+]?\d+\.\d+|nan|-?inf)){7,4095}),?\s*\]?\s*")
+_LIST_VALUE = re.compile(r"[-+]?\d+\.\d+|nan|-?inf")
+_LIST_EVAL = re.compile(r"(?i)\b(?:val|valid|validation|eval|test|dev)(?:[_ ]|\b)|acc|lr\b|learning")
+
+
+def _value_list(m: re.Match[str], seg: Segment) -> bool:
+    lm = _VALUE_LIST.fullmatch(seg.body)
+    if lm is None or seg.sampled:
+        return False
+    named = lm.group("key")
+    if named is None:
+        # no key on the line: the heading just above must name the values a training loss
+        file = seg.file
+        before = getattr(file, "tail", b"") + (file.look_buf[:file.look_at] if file.look_buf is not None else b"")
+        prev = before[-512:].rstrip(b"\r\n").rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+        named = prev if prev.rstrip().endswith(":") else ""
+    if "loss" not in named.lower() or _LIST_EVAL.search(named):
+        return False
+    vals = [parse_number(v) for v in _LIST_VALUE.findall(lm.group("vals"))]
+    base = getattr(seg.file, "list_steps", 0)
+    for i, v in enumerate(vals):
+        if v is not None:
+            seg.emit(EventKind.SAMPLE, step=base + i, data={"loss": v, "scope": "local"})
+    seg.file.list_steps = base + len(vals)
+    seg.sampled = True
+    return True
 
 
 # --- print(loss): a scalar tensor's repr on a line of its own ----------------------------
@@ -1031,7 +1067,81 @@ def _yolact(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- a bracketed group of loss parts: DeNA/PyTorch_YOLOv3's train.py and its forks (ASFF, Gaussian
+# YOLOv3): "[Iter 100/500000] [lr 0.000100] [Losses: xy 8.24, wh 3.11, conf 22.38, cls 40.11, total 36.86,
+# imgsize 608]", ASFF's "[Epoch 0/300][Iter 340/51][lr 0.002370][Loss: anchor 6.53, iou 7.29, l1 24.28,
+# conf 20.55, cls 31.43, imgsize 320, time: 10.53]": the parts' total (their sum when none is printed)
+_LOSS_GROUP = re.compile(r"\[Loss(?:es)?: (?P<body>[^\]]{1,400})\]")
+_GROUP_PART = re.compile(rf"(?P<k>[A-Za-z][A-Za-z0-9_]{{0,30}}):? (?P<v>{_NUM})(?=,|$)")
+_GROUP_NOT_LOSS = re.compile(r"(?i)(?:img_?)?size|time|lr|eta|speed|mem(?:ory)?|fps|iter|epoch|batch")
+_GROUP_ITER = re.compile(r"\[Iter (\d{1,9})/\d{1,9}\]")
+_GROUP_EPOCH = re.compile(r"\[Epoch (\d{1,6})/\d{1,6}\]")
+
+
+def _loss_group(m: re.Match[str], seg: Segment) -> bool:
+    gm = _LOSS_GROUP.search(seg.body)
+    if gm is None:
+        return False
+    parts: dict[str, float] = {}
+    for pm in _GROUP_PART.finditer(gm.group("body")):
+        k, v = pm.group("k"), parse_number(pm.group("v"))
+        if v is not None and not _GROUP_NOT_LOSS.fullmatch(k) and k not in parts:
+            parts[k] = v
+    if len(parts) < 2:
+        return False
+    vals = list(parts.values())
+    total = parts.get("total")
+    if total is None:
+        total = math.fsum(vals) if all(map(math.isfinite, vals)) else (
+            math.nan if any(math.isnan(v) for v in vals) else next(v for v in vals if math.isinf(v)))
+    values: dict[str, float] = {"loss": total}
+    if (it := _GROUP_ITER.search(seg.body)) is not None:
+        values["step"] = float(it.group(1))
+    if (ep := _GROUP_EPOCH.search(seg.body)) is not None:
+        values["epoch"] = float(ep.group(1))
+    return _emit(seg, values, "local")
+
+
+# --- a loss under its initial, "L: 0.0058" ------------------------------------------------------
+# Loops that print the loss, or its parts, under one capital letter after a progress counter:
+# FaceBoxes.PyTorch's train.py and the SSD-lineage face detectors built on it ("Epoch:1/300 ||
+# Epochiter: 1/403 || Iter: 1/120900 || L: 5.1744 C: 20.3799 || LR: 0.001 ...": L the localisation
+# and C the confidence loss, some forks add T, their total) and SparK's ImageNet fine-tuning
+# (keyu-tian/SparK downstream_imagenet/main.py: "[ep6 it156/313]    L: 0.0058    Acc: 13.28    lr:
+# ..."). The loss is T when printed, else L + C, else L. Read only as a fraction (both print
+# "{:.4f}") or a non-finite value, after an "a/b" counter on the same line: "L: 2048" (a sequence
+# length) is no loss.
+_ABBREV_LOSS = re.compile(
+    rf"(?:^|[\s|\]])L: {{0,4}}(?P<l>{_FRAC})(?: {{1,8}}C: {{0,4}}(?P<c>{_FRAC}))?(?: {{1,8}}T: {{0,4}}(?P<t>{_FRAC}))?(?=\s|\||$)")
+_ABBREV_COUNTER = re.compile(r"\d/\d")
+_ABBREV_ITER = re.compile(r"\bIter: {0,4}(\d{1,9})/\d{1,9}")
+_ABBREV_EPOCH = re.compile(r"(?:\bEpoch: {0,4}|\[ep)(\d{1,6})\b")
+
+
+def _abbrev_loss(m: re.Match[str], seg: Segment) -> bool:
+    body = seg.body
+    am = _ABBREV_LOSS.search(body)
+    if am is None or _ABBREV_COUNTER.search(body, 0, am.start()) is None:
+        return False
+    parts = [v for g in ("l", "c") if (v := parse_number(am.group(g) or "")) is not None]
+    total = parse_number(am.group("t")) if am.group("t") else None
+    loss = total if total is not None else (math.fsum(parts) if all(map(math.isfinite, parts)) else _worst_of(parts))
+    values: dict[str, float] = {"loss": loss}
+    if (it := _ABBREV_ITER.search(body)) is not None:
+        values["step"] = float(it.group(1))
+    if (ep := _ABBREV_EPOCH.search(body)) is not None:
+        values["epoch"] = float(ep.group(1))
+    return _emit(seg, values, "local")
+
+
+def _worst_of(parts: list[float]) -> float:
+    """NaN if any part is NaN, else the infinite one: a non-finite part makes the total so."""
+    return math.nan if any(math.isnan(v) for v in parts) else next(v for v in parts if math.isinf(v))
+
+
 RULES = [
+    Rule("metrics.loss_group", r"\[Loss(?:es)?: [A-Za-z]", _loss_group),
+    Rule("list.values", r"[0-9]\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, ", _value_list),
     # (not "metrics.": the pjreddie form has no metric key for the scan's noise rule to find)
     Rule("yolact.iteration", r"[0-9] \|\| [A-Za-z][A-Za-z0-9_-]{0,20}: [-+]?(?:[0-9]|nan|inf)", _yolact),
     Rule("region.loss", r"\b\d+: nGT \d+, recall \d+,", _region),
@@ -1040,6 +1150,8 @@ RULES = [
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
     Rule("metrics.marian", r"\bEp\. [0-9]{1,6} : Up\. [0-9]{1,12} : Sen\. [0-9,]{1,20} : Cost ", _marian),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
+    # (not "metrics.": the scan's noise rule would drop it for lacking a metric key)
+    Rule("abbrev.loss", r"(?:^|[ \t|\]])L: {0,4}[-+]?(?:[0-9]*\.[0-9]|nan|NaN|NAN|inf|Inf|INF)", _abbrev_loss),
     # (a huge value only: "e+12" and up, or 13+ digits before the point)
     Rule("table.tabular_loss", r"[Ll]oss {2,}[-+]?(?:[0-9.]+[eE]\+?(?:1[2-9]|[2-9][0-9]|[1-9][0-9]{2})|[0-9]{13})", _tabular_loss),
     Rule("clipping.report", r"grad-norm quartiles|Scaling gradients by|scaling down gradients \(L2 norm"

@@ -114,6 +114,30 @@ def test_the_launchers_own_wait_names_none_of_its_workers() -> None:
     assert (top.failure, top.severity, top.rank, top.data.get("stacks")) == ("rank_hang", "warning", None, None)
 
 
+def test_a_scripts_own_launcher_waiting_for_its_workers_is_no_computing_process() -> None:
+    # YOLOX's launch_by_subprocess (Megvii-BaseDetection/YOLOX#309, 2 GPUs stuck after "start train
+    # epoch1"), and torch.distributed.launch before 1.9 (pytorch/pytorch#45042, MhLiao/
+    # MaskTextSpotterV3#49): the parent blocks in process.wait() on the workers it started; a Ctrl-C
+    # there is a stop of a job that made no progress, like mp.spawn's join
+    yolox = ["2021-08-02 16:36:33 | INFO     | yolox.core.trainer:193 - ---> start train epoch1",
+             "^CTraceback (most recent call last):", '  File "tools/train.py", line 118, in <module>', "    launch(",
+             '  File "/home/u/YOLOX-main/yolox/core/launch.py", line 163, in launch_by_subprocess', "    process.wait()",
+             '  File "/home/u/miniconda3/envs/yolox/lib/python3.8/subprocess.py", line 1079, in wait',
+             "    return self._wait(timeout=timeout)",
+             '  File "/home/u/miniconda3/envs/yolox/lib/python3.8/subprocess.py", line 1804, in _wait',
+             "    (pid, sts) = self._try_wait(0)",
+             '  File "/home/u/miniconda3/envs/yolox/lib/python3.8/subprocess.py", line 1762, in _try_wait',
+             "    (pid, sts) = os.waitpid(self.pid, wait_flags)", "KeyboardInterrupt"]
+    launch = ["Traceback (most recent call last):",
+              '  File "/usr/local/lib/python3.7/site-packages/torch/distributed/launch.py", line 253, in main',
+              "    process.wait()", '  File "/usr/local/lib/python3.7/subprocess.py", line 1019, in wait',
+              "    return self._wait(timeout=timeout)", '  File "/usr/local/lib/python3.7/subprocess.py", line 1611, in _try_wait',
+              "    (pid, sts) = os.waitpid(self.pid, wait_flags)", "KeyboardInterrupt"]
+    for lines in (yolox, launch):
+        top = engine_verdict(lines)[0]
+        assert (top.failure, top.severity, top.rank) == ("rank_hang", "warning", None)
+
+
 def _timed_out(rank: int, fn: str, line: int) -> list[str]:
     return [
         f"[rank{rank}]: Traceback (most recent call last):",
