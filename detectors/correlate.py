@@ -399,10 +399,13 @@ class _Correlator:
         fatal_after = False
         for f in sorted(base, key=lambda f: -f.order):
             if f.failure == "rank_exception" and f.role is Role.CAUSE and not fatal_after:
-                orders = every if f.rank is None else by_rank.get(f.rank, [])
+                # (a traceback a log message printed was caught by the program: any process's lines
+                # after it count, as for one with no rank; only rank 0 may log metrics)
+                shared = f.rank is None or bool(f.data.get("logged"))
+                orders = every if shared or f.rank is None else by_rank.get(f.rank, [])
                 # (two lines of the rank's own after its traceback: that process went on; with no
                 # rank, any process's lines count, so it takes more)
-                if len(orders) - bisect_right(orders, f.order) >= (HANDLED_SAMPLES if f.rank is None else HANDLED_OWN_SAMPLES):
+                if len(orders) - bisect_right(orders, f.order) >= (HANDLED_SAMPLES if shared else HANDLED_OWN_SAMPLES):
                     f.role = Role.BENIGN
                     f.data["handled"] = True
                     continue

@@ -107,6 +107,9 @@ class FileState:
     # line of Python's "Exception ignored in: ..." header (sys.unraisablehook): the traceback below
     # it ends in an exception the interpreter printed and went on from
     unraisable: int | None = None
+    # line and (rank, local rank) of a traceback a log message introduced ("Import of quick_gelu ...
+    # failed with: Traceback (most recent call last):"): a caught exception the program logged
+    logged_tb: tuple[int, tuple[int | None, int | None]] | None = None
     shapes: Any = None  # detectors.shapes.ShapeBook: this file's metric line shapes, made on first use
     # the ranks the file's own path gave, kept when a pasted ``==> path <==`` header (parsers/sections.py)
     # first sets the ranks of the lines below it to what its path says

@@ -50,6 +50,7 @@ _IGNORED = {"KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit",
 
 # how far below "Exception ignored in: ..." the exception line that ends its traceback may be
 UNRAISABLE_LINES = 80
+LOGGED_LINES = 200  # a logged traceback's exception line is at most this far below its header
 
 
 def _exception(m: re.Match[str], seg: Segment) -> bool:
@@ -67,7 +68,13 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
                 # the end of a traceback Python printed from a finaliser, __del__ or atexit callback
                 # and then went on: the process did not die of it
                 return True
-        data = {"exc_type": em.group("type"), "message": (em.group("msg") or "").strip()[:500]}
+        message = (em.group("msg") or "").strip()[:500]
+        data: dict[str, object] = {"exc_type": em.group("type"), "message": message}
+        logged = getattr(seg.file, "logged_tb", None)  # (a FileState pickled by an older version lacks it)
+        if logged is not None:
+            seg.file.logged_tb = None
+            if 0 < seg.source.line - logged[0] <= LOGGED_LINES and logged[1] == (seg.rank, seg.local_rank):
+                data["logged"] = True  # the end of a traceback a log message printed: caught, then logged
         thread = getattr(seg.file, "thread_exc", None)  # (a FileState pickled by an older version lacks it)
         if thread is not None:
             seg.file.thread_exc = None
@@ -76,14 +83,14 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
                 data["in_thread"] = True
         if short in _TEARDOWN_TYPES:
             failure = "launcher_teardown"
-        elif short == "FatalError" and data["message"].startswith(_PADDLE_ABORT):
+        elif short == "FatalError" and message.startswith(_PADDLE_ABORT):
             # PaddlePaddle's signal handler reporting SIGABRT, as "Fatal Python error: Aborted"
             # below: how a process is torn down after the error it printed above (or native_abort)
             failure = "launcher_teardown"
             data["signal"] = "SIGABRT"
         elif short in _COLLECTIVE_TYPES:
-            failure = "collective_timeout" if "timeout" in data["message"].lower() else "nccl_error"
-        elif short == "RuntimeError" and data["message"] == "Socket Timeout":
+            failure = "collective_timeout" if "timeout" in message.lower() else "nccl_error"
+        elif short == "RuntimeError" and message == "Socket Timeout":
             # torch < 2.0 raised c10d's store and gloo socket timeouts as bare RuntimeErrors (later
             # DistStoreError): a process that waited on its peers, like a collective timeout
             failure = "collective_timeout"
@@ -92,7 +99,7 @@ def _exception(m: re.Match[str], seg: Segment) -> bool:
             # NaN; torch.isnan / isfinite): the tensor it checked held a non-finite value
             failure = "nonfinite_loss"
             data["nan_check"] = True
-        elif _TIMED_OUT.search(data["message"]) and _in_collective(frames_above(seg) or []):
+        elif _TIMED_OUT.search(message) and _in_collective(frames_above(seg) or []):
             # a timeout raised out of a torch.distributed collective's wait (torch 1.x gloo's bare
             # "RuntimeError: Operation timed out!" from all_reduce's work.wait()): the process
             # waited on its peers
@@ -194,6 +201,12 @@ BLOCK_LINES = 3  # an untagged line at most this far above a rank-tagged traceba
 
 
 def _block(m: re.Match[str], seg: Segment) -> bool:
+    lead = seg.body[:m.start()].rstrip()
+    if lead.endswith(":") and len(lead) > 1:
+        # the header after a message of the program's own on the same line ("Import of X failed
+        # with: Traceback ...", ``logger.info(f"... failed with: {traceback.format_exc()}")``):
+        # Python's own report of an uncaught exception starts its line with the header
+        seg.file.logged_tb = (seg.source.line, (seg.rank, seg.local_rank))
     frames = getattr(seg.file, "frames", None)
     if frames:
         frames.pop((seg.rank, seg.local_rank), None)  # a new traceback: its frames start over
