@@ -2074,6 +2074,13 @@ class _Correlator:
         fatal = [f for f in base if f.failure not in ("loss_scale_collapse", "loss_spike") and f not in demoted and (
             self.cat[f.failure].category in _FATAL_CATEGORIES or f.failure in _NUMERIC or f.failure == "bf16_unsupported_gpu")]
         fatal += exits
+        if any(f.data.get("native_crash") and f.role is Role.CAUSE for f in base):
+            for f in exits:
+                if f.failure == "rank_segfault" and f.role is Role.CAUSE:
+                    # the launcher's report of a process killed by SIGSEGV whose crash the backtrace
+                    # put inside the communication library (see _crash_after_own_comm_error)
+                    f.role = Role.COLLATERAL
+                    f.data["in_library"] = True
         absent = self.absent_from_sync(fatal)
         fatal += [f for f in absent if f.data["stalled"]]
         fatal += self.thread_deaths(fatal)
@@ -3372,6 +3379,10 @@ def _abort_after_raised_error(base: list[Finding]) -> None:
             f.data["after_own_error"] = True
 
 
+_BUS_ERROR = re.compile(r"Bus error|SIGBUS|[Ss]ignal 7\b")
+NATIVE_BT_LINES = 80  # a crash line's backtrace starts at most this far below it (several processes' reports first)
+
+
 def _crash_after_own_comm_error(base: list[Finding]) -> None:
     """A rank's native crash (a segfault, an abort) printed right below that same rank's own
     communication-library error, in the same file (UCX's "cuda_ipc_md.c UCX ERROR ... is failed"
@@ -3392,6 +3403,23 @@ def _crash_after_own_comm_error(base: list[Finding]) -> None:
             # error, the comm destroyed): NCCL tearing down, not a kernel of the program's
             f.role = Role.COLLATERAL
             f.data["after_own_error"] = True
+    native = [c for c in base if c.failure in _COMM_FAILURES and c.role is Role.CAUSE and c.data.get("native_crash") and c.evidence]
+    if native and any(f.failure == "rank_segfault" and f.evidence and _BUS_ERROR.search(f.evidence[0].text) for f in base):
+        # a bus error inside the library is its shared memory running out (a container's small
+        # /dev/shm under NCCL's or MPI's shm transport): the host's limit, not the library failing
+        for c in native:
+            c.role = Role.COLLATERAL
+        native = []
+    for f in base:
+        # a crash report whose own backtrace, printed right below it, runs in the communication
+        # library (Open MPI's group code, NCCL's proxy): the library crashed in that process
+        # (and the launcher's summary of those processes' exit by SIGSEGV, -11: the same deaths)
+        if (f.failure == "rank_segfault" and f.role is Role.CAUSE and f.evidence and native and (
+                f.data.get("rank_from") == "launcher" or any(
+                    c.evidence[0].path == f.evidence[0].path and 0 < c.evidence[0].line - f.evidence[0].line <= NATIVE_BT_LINES
+                    for c in native))):
+            f.role = Role.COLLATERAL
+            f.data["in_library"] = True
     comm = [f for f in base if f.failure in _COMM_FAILURES and f.role is Role.CAUSE and f.rank is not None and f.evidence]
     if not comm:
         return

@@ -89,7 +89,7 @@ class _FpRule:
 _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.RULES, exceptions.RANKMAP_RULE,
                         exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, exceptions.CPP_CONT_RULE,
                         exceptions.UNRAISABLE_RULE, exceptions.THREAD_RULE, exceptions.INTERRUPT_RULE, exceptions.FRAME_RULE,
-                        exceptions.FH_HEADER_RULE, exceptions.FH_FRAME_RULE,
+                        exceptions.FH_HEADER_RULE, exceptions.FH_FRAME_RULE, exceptions.NATIVE_BT_RULE, exceptions.NATIVE_FRAME_RULE,
                         exceptions.NAN_ASSERT_RULE,
                         *stall_list.RULES, *skips.RULES,
                         *workermap.RULES, *sections.RULES, *captions.RULES, *progress.RULES]

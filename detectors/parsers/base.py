@@ -107,6 +107,9 @@ class FileState:
     # line of Python's "Exception ignored in: ..." header (sys.unraisablehook): the traceback below
     # it ends in an exception the interpreter printed and went on from
     unraisable: int | None = None
+    # a native backtrace being read (UCX's "==== backtrace (tid: 227) ===="): its line and whether
+    # a communication library's frame was already reported from it
+    native_bt: tuple[int, bool] | None = None
     # line and (rank, local rank) of a traceback a log message introduced ("Import of quick_gelu ...
     # failed with: Traceback (most recent call last):"): a caught exception the program logged
     logged_tb: tuple[int, tuple[int | None, int | None]] | None = None

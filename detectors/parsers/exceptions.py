@@ -502,4 +502,37 @@ THREAD_RULE = Rule("exception.thread", r"Exception in thread [^\n]{1,120}:", _th
 # in atexit callback: ...", "Exception ignored while finalizing ...": printed by sys.unraisablehook
 # (CPython Python/errors.c) for an exception nobody could catch; the interpreter goes on
 UNRAISABLE_RULE = Rule("exception.ignored", r"Exception ignored (?:in|on|while|during)\b", _unraisable)
+
+
+# --- a native crash's backtrace (UCX's handler: "[host:227:0:227] Caught signal 11 (Segmentation
+# fault ...)" then "==== backtrace (tid:    227) ====" and " 1 0x000000000004d128 ompi_group_increment_
+# proc_count()  .../ompi/group/group_init.c:229"): when its innermost frames are the communication
+# library's own (Open MPI, NCCL/RCCL, c10d's process group), the library crashed in the process
+_NATIVE_BT_HEADER = re.compile(r"==== backtrace \(tid:\s*\d+\) ====")
+_NATIVE_FRAME = re.compile(r"\s{0,4}(?P<n>\d{1,3}) 0x[0-9a-f]{6,16} (?P<fn>[^\s(]{1,200})\(")
+_COMM_FRAME_FN = re.compile(r"(?:ompi_|opal_|mca_|P?MPI_|ucp_|uct_|ucs_|nccl|rccl|c10d::ProcessGroup(?:MPI|NCCL|Gloo)::)")
+NATIVE_FRAMES = 12  # frames of a backtrace read for the library it crashed in (the innermost ones)
+
+
+def _native_bt_header(m: re.Match[str], seg: Segment) -> bool:
+    seg.file.native_bt = (seg.source.line, False)
+    return True
+
+
+def _native_frame(m: re.Match[str], seg: Segment) -> bool:
+    bt = getattr(seg.file, "native_bt", None)  # (a FileState pickled by an older version lacks it)
+    fm = _NATIVE_FRAME.match(seg.body)
+    if bt is None or fm is None or bt[1] or not 0 < seg.source.line - bt[0] <= NATIVE_FRAMES + 2:
+        return False
+    fn = fm.group("fn")
+    if int(fm.group("n")) > NATIVE_FRAMES or not _COMM_FRAME_FN.match(fn) or fn.startswith(("ucs_debug", "ucs_handle_error")):
+        return False  # (UCX's own error handler frames are how every crash it reports begins)
+    seg.file.native_bt = (bt[0], True)
+    seg.emit(EventKind.MATCH, failure="nccl_error", data={
+        "exc_type": "native crash", "message": f"crashed inside the communication library: {fn}()", "native_crash": True})
+    return True
+
+
+NATIVE_BT_RULE = Rule("exception.native_bt", r"==== backtrace \(tid:", _native_bt_header)
+NATIVE_FRAME_RULE = Rule("exception.native_frame", r"^\s{0,4}[0-9]{1,3} 0x[0-9a-f]{6,16} [^ (]{1,200}\(", _native_frame, on_raw=True)
 RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]
