@@ -266,7 +266,8 @@ class _Correlator:
         if (initiator is None and lone_grad is not None and loss_bad and not self.zero_only()
                 and lone_grad[1].step is not None and loss_bad[0][1].step is not None
                 and lone_grad[1].step < loss_bad[0][1].step
-                and (lone_grad[1].data.get("own_grad") or self._finite_grad_beside(*lone_grad))):
+                and (lone_grad[1].data.get("own_grad") or self._finite_grad_beside(*lone_grad)
+                     or self._own_norms(lone_grad[0]))):
             # several ranks' losses went NaN at once, after one rank's OWN grad norm had gone
             # non-finite at an earlier step: the all-reduced inf spread from that rank's gradients
             initiator = lone_grad
@@ -299,6 +300,8 @@ class _Correlator:
                          local=initiator is not None, value=_value_text(rec, metric))
         if rank is not None:
             f.data["rank_from"] = rec.data.get("rank_from")
+            if head is lone_grad and not self._finite_grad_beside(*lone_grad):
+                f.data["peers_later"] = True  # no peer's finite norm at that step: theirs went bad after it
         elif odd is not None:
             f.data.update(rank_from="onset_loss", onset_loss=odd[1].data.get("loss"),
                           onset_baseline=odd[1].data.get("baseline_median"))
@@ -456,7 +459,28 @@ class _Correlator:
         at_first = [kr for kr in dated if kr[1].step == first_step]
         if len(at_first) != 1:
             return None
-        return at_first[0] if self._finite_grad_beside(*at_first[0]) else None
+        return at_first[0] if self._finite_grad_beside(*at_first[0]) or self._own_norms(at_first[0][0]) else None
+
+    def _own_norms(self, key: RankKey) -> bool:
+        """The rank's finite grad norms differed from another rank's at every step both logged
+        one (two steps at least): each logs its own norm, before any reduction (a norm of
+        all-reduced gradients is one value on every rank), even where no peer logged that step."""
+        rs = self.st.ranks.get(key)
+        if key is None or rs is None:
+            return False
+        mine = {p.step: g for p in rs.samples if p.step is not None and isinstance(g := p.data.get("grad_norm"), float)
+                and math.isfinite(g) and p.data.get("scope") != "global"}
+        shared = 0
+        for other, ors in self.st.ranks.items():
+            if other == key or other is None:
+                continue
+            for p in ors.samples:
+                g = p.data.get("grad_norm")
+                if p.step in mine and isinstance(g, float) and math.isfinite(g) and p.data.get("scope") != "global":
+                    if g == mine[p.step]:
+                        return False
+                    shared += 1
+        return shared >= 2
 
     def _finite_grad_beside(self, key: RankKey, rec: SampleRec) -> bool:
         """Another rank logged a finite grad norm of its own at the step ``rec`` went non-finite:
@@ -2656,6 +2680,8 @@ class _Correlator:
                 lines.append(_onset_note(rank, d))
         elif failure in _NUMERIC:
             scope = ("its own evaluation loss (the other ranks' were finite)" if d.get("metric") == "eval_loss"
+                     else "its own gradient norm (the ranks' norms differ: not all-reduced), before any peer's went "
+                          "non-finite" if d.get("local") and d.get("metric") == "grad_norm" and d.get("peers_later")
                      else "its own gradient norm, while its peers' stayed finite at that step"
                      if d.get("local") and d.get("metric") == "grad_norm"
                      else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")

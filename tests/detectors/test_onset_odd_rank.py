@@ -176,3 +176,36 @@ def test_chunking_does_not_change_the_onset_rank(size: int) -> None:
             live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
         assert [(i.failure, i.rank, i.step) for i in whole.verdict()] == [(i.failure, i.rank, i.step) for i in live.verdict()]
         assert whole.verdict()[0].rank == rank
+
+
+# ------------------------------------------------------------------ a rank's own grad norm
+def _adapter(rank: int, step: int, loss: float, grad: float) -> str:
+    # python logging with a LoggerAdapter's rank field (corpus holdout25 g25d-028, generated)
+    return f"2026-12-07 05:05:26,{step * 7 % 1000:03d} [INFO] train (rank={rank}): step={step} loss={loss:.5f} grad_norm={grad:.4f}"
+
+
+def _own_norm_job(reduced: bool) -> list[str]:
+    """Two ranks log every 10 steps; rank 1 alone logs step 58, a finite loss and a NaN grad norm
+    (its guard prints the odd step); from step 59 both log NaN. With ``reduced`` both ranks' norms
+    are one value at every step (all-reduced), else each rank's own (they differ)."""
+    lines: list[str] = []
+    for step in range(10, 60, 10):
+        for r in (0, 1):
+            lines.append(_adapter(r, step, 0.6 - step / 500 + r / 50, 0.3 + step / 1000 + (0 if reduced else r / 37)))
+    lines.append(_adapter(1, 58, 0.49053, NAN))
+    for step in range(59, 64):
+        lines += [_adapter(r, step, NAN, NAN) for r in (0, 1)]
+    return lines
+
+
+def test_a_rank_whose_own_norm_went_nan_first_leads_where_no_peer_logged_that_step() -> None:
+    # Megatron's "Rank 11: found NaN in local grad norm in backward pass before data-parallel
+    # communication collective" (alibaba/Pai-Megatron-Patch#366) is a rank's own norm before the
+    # reduction; norms that differ across ranks at the steps they share are such own norms
+    # (NVIDIA-NeMo/Automodel#825: "local norms ... before all reduce")
+    assert _nonfinite(_own_norm_job(reduced=False)) == (1, 58)
+
+
+def test_norms_every_rank_logs_alike_are_reduced_and_name_no_rank() -> None:
+    assert _nonfinite(_own_norm_job(reduced=True))[0] is None
+    assert _nonfinite(_own_norm_job(reduced=False))[0] == 1  # (the contrast)
