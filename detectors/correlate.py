@@ -2685,7 +2685,10 @@ class _Correlator:
                      else "its own gradient norm, while its peers' stayed finite at that step"
                      if d.get("local") and d.get("metric") == "grad_norm"
                      else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")
-            lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
+            if d.get("rank_from") == "onset_loss":
+                lines.append(f"The logged {d.get('metric', 'value')} went non-finite ({d.get('value', 'nan')}){at}.")
+            else:
+                lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
             if rank is None:
                 lines.append("The value is reduced over ranks (or every rank went non-finite in the same step), so the logs cannot tell which rank started it.")
             elif d.get("rank_from") == "onset_loss":
