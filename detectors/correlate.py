@@ -83,6 +83,9 @@ MANY_CYCLES = 8
 EVERY_STEP_RUN = 8
 EVERY_STEP_MOVING = 0.8
 HIGH_SKIP_RATE = 0.05
+# a rank's loss where an all-rank failure began stands apart from its peers' when it is this many
+# times as far from theirs as they are from zero (the ratio the per-rank spike rule uses over time)
+ONSET_APART = 3.0
 FP16_MAX = 65504.0  # the largest finite float16: a loss above it overflows in an fp16 forward
 # frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
 # logs ``loss_scale`` only under --fp16/--amp): a scale of 1 there is the scaler, ten-plus
@@ -263,7 +266,8 @@ class _Correlator:
         if (initiator is None and lone_grad is not None and loss_bad and not self.zero_only()
                 and lone_grad[1].step is not None and loss_bad[0][1].step is not None
                 and lone_grad[1].step < loss_bad[0][1].step
-                and (lone_grad[1].data.get("own_grad") or self._finite_grad_beside(*lone_grad))):
+                and (lone_grad[1].data.get("own_grad") or self._finite_grad_beside(*lone_grad)
+                     or self._own_norms(lone_grad[0]))):
             # several ranks' losses went NaN at once, after one rank's OWN grad norm had gone
             # non-finite at an earlier step: the all-reduced inf spread from that rank's gradients
             initiator = lone_grad
@@ -286,10 +290,21 @@ class _Correlator:
         rec = head[1]
         metric = ("grad_norm" if head is lone_grad else "eval_loss" if head in global_bad else "loss") if initiator or head in loss_bad else (
             "loss (reduced over ranks)" if head in global_bad else "grad_norm")
-        f = self.finding("nonfinite_loss", rank, rec.step, rec.time, [rec.source], metric=metric,
+        odd = None
+        if initiator is None and rec.step is not None and not self.zero_only():
+            # every rank went non-finite at once (an all-reduced gradient): the one rank whose own
+            # loss was already anomalous at the step where it began is where it came from
+            odd = self._onset_odd_rank(rec.step - 1, rec.step)
+        f = self.finding("nonfinite_loss", rank if odd is None else odd[0], rec.step, rec.time,
+                         [rec.source] if odd is None else _uniq([odd[1].source, rec.source]), metric=metric,
                          local=initiator is not None, value=_value_text(rec, metric))
         if rank is not None:
             f.data["rank_from"] = rec.data.get("rank_from")
+            if head is lone_grad and not self._finite_grad_beside(*lone_grad):
+                f.data["peers_later"] = True  # no peer's finite norm at that step: theirs went bad after it
+        elif odd is not None:
+            f.data.update(rank_from="onset_loss", onset_loss=odd[1].data.get("loss"),
+                          onset_baseline=odd[1].data.get("baseline_median"))
         out.append(f)
         for key, r in all_bad:
             if r.order == rec.order:  # the same record (by value: a restored checkpoint has copies)
@@ -447,7 +462,28 @@ class _Correlator:
         at_first = [kr for kr in dated if kr[1].step == first_step]
         if len(at_first) != 1:
             return None
-        return at_first[0] if self._finite_grad_beside(*at_first[0]) else None
+        return at_first[0] if self._finite_grad_beside(*at_first[0]) or self._own_norms(at_first[0][0]) else None
+
+    def _own_norms(self, key: RankKey) -> bool:
+        """The rank's finite grad norms differed from another rank's at every step both logged
+        one (two steps at least): each logs its own norm, before any reduction (a norm of
+        all-reduced gradients is one value on every rank), even where no peer logged that step."""
+        rs = self.st.ranks.get(key)
+        if key is None or rs is None:
+            return False
+        mine = {p.step: g for p in rs.samples if p.step is not None and isinstance(g := p.data.get("grad_norm"), float)
+                and math.isfinite(g) and p.data.get("scope") != "global"}
+        shared = 0
+        for other, ors in self.st.ranks.items():
+            if other == key or other is None:
+                continue
+            for p in ors.samples:
+                g = p.data.get("grad_norm")
+                if p.step in mine and isinstance(g, float) and math.isfinite(g) and p.data.get("scope") != "global":
+                    if g == mine[p.step]:
+                        return False
+                    shared += 1
+        return shared >= 2
 
     def _finite_grad_beside(self, key: RankKey, rec: SampleRec) -> bool:
         """Another rank logged a finite grad norm of its own at the step ``rec`` went non-finite:
@@ -642,10 +678,64 @@ class _Correlator:
                     rank, rank_from, note = self._local_overflow_rank(longest.order)
                 if rank is None:
                     rank, rank_from, note = self._out_of_range_rank()
+                if rank is None and f.step is not None and not self.zero_only() and (
+                        odd := self._onset_odd_rank(*self._overflow_window(f.step))) is not None:
+                    # every rank skipped (the flag is all-reduced), one rank's own loss stood apart
+                    # where the overflows began
+                    rank, rank_from, note = odd[0], "onset_loss", odd[1].source
+                    f.data.update(onset_loss=odd[1].data.get("loss"), onset_baseline=odd[1].data.get("baseline_median"))
                 if rank is not None and note is not None:
                     f.rank, f.data["rank_from"] = rank, rank_from
                     f.evidence = [*f.evidence, note]
         return out
+
+    def _onset_odd_rank(self, after: int, until: int) -> tuple[int, SampleRec] | None:
+        """The one rank whose own loss stood apart where a failure that shows on every rank began.
+
+        The onset is the first step past ``after`` (up to ``until``) that any line logged; there,
+        two ranks or more must have logged their own losses, and one rank's must be anomalous
+        (non-finite, or the first spike its own series shows) and ``ONSET_APART`` times as far
+        from its peers' as theirs are from zero, while every peer's is ordinary (finite, no
+        spike of its own). Gradients (and the overflow flag) are all-reduced, so every rank's
+        norm, skip or NaN follows the one batch that went wrong; the losses are each rank's own
+        (a reduced loss is the same on every rank and names none). None otherwise."""
+        onset: int | None = None
+        for rs in self.st.ranks.values():
+            for rec in rs.samples:
+                if rec.step is not None and after < rec.step <= until and (onset is None or rec.step < onset):
+                    onset = rec.step
+        if onset is None:
+            return None
+        here: dict[int, tuple[SampleRec, bool]] = {}
+        for r, rs in self._ranked_series():
+            for rec in rs.samples:
+                loss = rec.data.get("loss")
+                if rec.step != onset or not isinstance(loss, float) or rec.data.get("scope") == "global" or r in here:
+                    continue
+                here[r] = (rec, not math.isfinite(loss) or (rs.spike is not None and rs.spike.order == rec.order))
+        odd = [(r, rec) for r, (rec, bad) in here.items() if bad]
+        peers = [rec.data["loss"] for rec, bad in here.values() if not bad]
+        if len(odd) != 1 or not peers:
+            return None
+        v = odd[0][1].data["loss"]
+        mid = sorted(peers)[len(peers) // 2]
+        if math.isfinite(v) and abs(v - mid) <= (ONSET_APART - 1) * max(abs(p) for p in peers):
+            return None  # the peers' own losses were as far out: the batches of several ranks
+        return odd[0]
+
+    def _overflow_window(self, step: int) -> tuple[int, int]:
+        """The steps (after, until] in which the overflows that the scale move at ``step`` shows
+        began. A move told by its own line happened at its step; a move read off a scale column
+        happened after the last step that logged the scale it came down from, and before the line
+        that shows the lower scale (unless that is the very next step): that line's own losses
+        were logged after the skip, so where the overflow began is not at it."""
+        move = next((m for m in self.st.scale_moves if m.step == step), None)
+        if move is None or move.from_scale is None or not move.logged:
+            return step - 1, step
+        held = [rec.step for _, rs in self._ranked_series() for rec in rs.samples
+                if rec.step is not None and rec.step < step and rec.data.get("loss_scale") == move.from_scale]
+        after = max(held, default=step - 1)
+        return after, step if after == step - 1 else step - 1
 
     def _ranked_series(self) -> Iterator[tuple[int, RankState]]:
         """Each rank that logged metric lines, by its global rank (local ones mapped; unmapped skipped)."""
@@ -2658,14 +2748,23 @@ class _Correlator:
             elif d.get("rank_from") == "local_overflow":
                 lines.append(f"The overflow flag is all-reduced, so every rank skipped the same steps; rank {rank} alone "
                              "noted inf/NaN in its own gradients: its batch is what overflowed.")
+            elif d.get("rank_from") == "onset_loss":
+                lines.append(_onset_note(rank, d))
         elif failure in _NUMERIC:
             scope = ("its own evaluation loss (the other ranks' were finite)" if d.get("metric") == "eval_loss"
+                     else "its own gradient norm (the ranks' norms differ: not all-reduced), before any peer's went "
+                          "non-finite" if d.get("local") and d.get("metric") == "grad_norm" and d.get("peers_later")
                      else "its own gradient norm, while its peers' stayed finite at that step"
                      if d.get("local") and d.get("metric") == "grad_norm"
                      else "its local loss" if d.get("local") else f"the logged {d.get('metric', 'value')}")
-            lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
+            if d.get("rank_from") == "onset_loss":
+                lines.append(f"The logged {d.get('metric', 'value')} went non-finite ({d.get('value', 'nan')}){at}.")
+            else:
+                lines.append(f"{who} first produced a non-finite value ({scope}: {d.get('value', 'nan')}){at}.")
             if rank is None:
                 lines.append("The value is reduced over ranks (or every rank went non-finite in the same step), so the logs cannot tell which rank started it.")
+            elif d.get("rank_from") == "onset_loss":
+                lines.append(_onset_note(rank, d))
             if failure == "amp_bf16_vs_fp16":
                 gpu = self.ctx.get("gpu")
                 cc = compute_capability(gpu)
@@ -2739,6 +2838,15 @@ class _Correlator:
 
 
 _SPAWN_TRACEBACK_LINES = 200  # how far below torch.multiprocessing.spawn's notice its traceback may end
+
+
+def _onset_note(rank: int, d: dict[str, Any]) -> str:
+    """Why the rank is named when every rank showed the failure (``rank_from`` "onset_loss")."""
+    base = d.get("onset_baseline")
+    was = f" (its loss had been about {base:.4g})" if isinstance(base, float) else ""
+    return (f"Every rank showed it, since gradients are all-reduced; at the step where it began rank {rank} alone logged "
+            f"an anomalous loss of its own, {d.get('onset_loss')}{was}, while its peers' losses stayed ordinary: its batch "
+            "(or its data shard) is where it came from.")
 
 
 def _epoch_iter(rec: SampleRec) -> tuple[float, float]:

@@ -81,6 +81,9 @@ _RANK = re.compile(r"\[rank(?P<n>\d+)(?:/\d{1,6})?\](?::\s?|\s)")  # torch's "[r
 _SHORT_RANK = re.compile(r"\[[rR](?P<n>\d{1,6})(?:/\d{1,6})?\]:?\s")  # "[r3] ", "[r3/4] " (rank 3 of 4)
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] ", "[R3] "
 _USER_RANK = re.compile(r"(?:rank|\[[rR])(?P<n>\d{1,6})(?:/\d{1,6})?[:\]]\s")
+# python logging's %(relativeCreated)d (milliseconds since logging was loaded, right-aligned: "   10294ms ",
+# the logging cookbook's "%(relativeCreated)6d %(threadName)s") before such a tag: no clock, peeled only there
+_REL_MS = re.compile(r" {0,12}\d{1,10}(?:ms)? {1,4}(?=(?:\[?rank|\[[rR])\d{1,6}(?:/\d{1,6})?(?:\]:?|:)\s)")
 # ... after the level word alone (a format string "%(levelname)s rank%(rank)s: %(message)s")
 _LEVEL_USER_RANK = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[: ](?:rank|\[[rR])(?P<n>\d{1,6})(?:/\d{1,6})?[:\]]\s")
 _C10 = re.compile(
@@ -302,8 +305,12 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
             pos = m.end()  # a collector's own label ("master-0 logs: ") before torchrun's prefix
             continue
         break
-    # (a user's own tag also right after srun's task label: "1: [r2/4] step 17": task 1 runs rank 2)
-    m = _RANK.match(s, pos) or (_USER_RANK.match(s, pos) if pos == 0 or p.task is not None else None)
+    # (a user's own tag also right after srun's task label: "1: [r2/4] step 17": task 1 runs rank 2,
+    # and after a relative clock alone: "   10294ms [R3] W step 52: ...")
+    rel = _REL_MS.match(s) if pos == 0 and s[:1] in " 0123456789" else None
+    if rel is not None:
+        pos = rel.end()
+    m = _RANK.match(s, pos) or (_USER_RANK.match(s, pos) if pos == 0 or rel is not None or p.task is not None else None)
     if m:
         p.rank = int(m.group("n"))
         p.tagged = p.task is not None
