@@ -135,7 +135,10 @@ _HDR_NAME = re.compile(r"(?:\[[a-z_][\w.]{0,60}\]|[a-z_][\w.]{0,60}(?::[\w<>]+:\
                        r"(?=:\s|\s-\s|\s\||\s+(?:rank|Rank|RANK)[ =]?\d{1,7}:\s))[:]?\s?")
 # a time of day alone before a logger header's separator (loguru's "{time:HH:mm:ss.SSS} | ..."):
 # the header is peeled, the time kept out (no date to place it on)
-_TIME_HDR = re.compile(r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?\s(?=[|-]\s)")
+# (or a level word right after the clock: ``logging.basicConfig(format="%(asctime)s %(levelname)s ...",
+# datefmt="%H:%M:%S")``, loguru's ``{time:HH:mm:ss.SSS} {level.icon} {level: <8}`` with its icon)
+_TIME_HDR = re.compile(r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]?\s(?:(?=[|-]\s)|(?:[^\s\[\]|-]{1,3}\s{1,4})?"
+                       r"(?=\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|SUCCESS|TRACE)\]?(?:\s|:\s)))")
 _US_TS = re.compile(r"(?P<mo>[01]\d)/(?P<d>[0-3]\d)/(?P<y>\d{4}) (?P<hms>\d\d:\d\d:\d\d)(?:[.,]\d+)? ")
 _GENERIC_TS = re.compile(
     r"\[?(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: \|)? ?"
