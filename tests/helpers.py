@@ -12,9 +12,10 @@ from detectors.events import Event, EventKind
 
 if TYPE_CHECKING:
     from detectors.detect import JobState
+    from detectors.engine import Engine
     from detectors.model import Incident
 
-__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_events", "engine_verdict", "fed_state", "free_port", "stop_process", "sync", "top_verdict"]
+__all__ = ["Sink", "append", "corpus_candidate_lines", "engine_events", "engine_verdict", "fed_state", "fed_whole_and_chunked", "free_port", "stop_process", "sync", "top_verdict"]
 
 
 def fed_state(lines: list[str], path: str = "console.log", rank: int | None = None) -> JobState:
@@ -38,6 +39,20 @@ def engine_events(lines: list[str], path: str = "train.log") -> list[Event]:
 
     engine = Engine("t")
     return engine.feed("".join(f"{line}\n" for line in lines).encode(), 1, engine.open_file(path))
+
+
+def fed_whole_and_chunked(lines: list[str], size: int, path: str = "train.log") -> tuple[Engine, Engine]:
+    """Two engines fed one file's ``lines``: the first all at once (offline), the second ``size``
+    lines at a time (the live tailer's chunks), for tests that the two agree."""
+    from detectors.engine import Engine
+
+    whole = Engine("t")
+    whole.feed("".join(f"{ln}\n" for ln in lines).encode(), 1, whole.open_file(path))
+    live = Engine("t")
+    fs = live.open_file(path)
+    for i in range(0, len(lines), size):
+        live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
+    return whole, live
 
 
 def top_verdict(lines: list[str], path: str = "console.log") -> tuple[str, int | None]:

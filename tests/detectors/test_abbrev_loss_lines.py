@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from detectors.engine import Engine
-from tests.helpers import engine_verdict, fed_state
+from tests.helpers import engine_verdict, fed_state, fed_whole_and_chunked
 
 
 def _facebox(it: int, loc: float, conf: float) -> str:
@@ -87,11 +86,6 @@ def test_a_nan_part_is_a_nan_loss() -> None:
 @pytest.mark.parametrize("size", [1, 2, 5])
 def test_any_chunking_gives_the_same_verdict(size: int) -> None:
     lines = [*_SPARK_STEADY, _spark(7, 3, 0.0065, 10.94), _spark(7, 312, 1.7164, 0.0), _spark(8, 3, 1.6271, 1.56)]
-    whole = Engine("t")
-    whole.feed("".join(f"{ln}\n" for ln in lines).encode(), 1, whole.open_file("train.log"))
-    live = Engine("t")
-    fs = live.open_file("train.log")
-    for i in range(0, len(lines), size):
-        live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
+    whole, live = fed_whole_and_chunked(lines, size)
     assert [(i.failure, i.rank, i.step) for i in whole.verdict()] == [(i.failure, i.rank, i.step) for i in live.verdict()]
     assert [i.failure for i in whole.verdict()][:1] == ["loss_spike"]

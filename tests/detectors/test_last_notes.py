@@ -15,7 +15,7 @@ import pytest
 from detectors.engine import Engine
 from detectors.model import Incident
 from detectors.oddrank import lagging_rank, last_own_lines
-from tests.helpers import engine_verdict
+from tests.helpers import engine_verdict, fed_whole_and_chunked
 
 # spawn's report of process 0's gloo timeout (the parent's traceback, then the failed process's
 # block), after "Terminating process PID via signal SIGTERM" for the others (torch >= 2.2)
@@ -119,12 +119,7 @@ def test_chunking_does_not_change_the_last_notes(size: int) -> None:
     early = [f"02:01:{s % 60:02d}.{r:03d} | INFO     | r{r} | warm-up batch {s} of rank {r} read ({s * 7} kB)"
              for s in range(300) for r in range(4 if s < 290 else 3)]
     lines = early + _job("loguru", {0: _DONE, 1: "running validation on 64 batches", 2: _DONE, 3: _DONE})
-    whole = Engine("t")
-    whole.feed("".join(f"{ln}\n" for ln in lines).encode(), 1, whole.open_file("train.log"))
-    live = Engine("t")
-    fs = live.open_file("train.log")
-    for i in range(0, len(lines), size):
-        live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
+    whole, live = fed_whole_and_chunked(lines, size)
     assert whole.state.last_notes == live.state.last_notes
     assert whole.state.last_notes["train.log"][("g", 1)][2].line == len(early) + 18
     assert [(i.failure, i.rank) for i in whole.verdict()] == [(i.failure, i.rank) for i in live.verdict()]

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from detectors.engine import Engine
-from tests.helpers import engine_verdict
+from tests.helpers import engine_verdict, fed_whole_and_chunked
 
 NAN = float("nan")
 
@@ -168,12 +167,7 @@ def test_an_odd_loss_on_the_line_that_shows_the_lower_scale_is_no_onset() -> Non
 @pytest.mark.parametrize("size", [1, 2, 5, 64])
 def test_chunking_does_not_change_the_onset_rank(size: int) -> None:
     for lines, rank in ((_nan_job({0: -2.4163, 1: 35.4032}), 1), (_fp16_job(583.689), 2)):
-        whole = Engine("t")
-        whole.feed("".join(f"{ln}\n" for ln in lines).encode(), 1, whole.open_file("train.log"))
-        live = Engine("t")
-        fs = live.open_file("train.log")
-        for i in range(0, len(lines), size):
-            live.feed("".join(f"{ln}\n" for ln in lines[i:i + size]).encode(), i + 1, fs)
+        whole, live = fed_whole_and_chunked(lines, size)
         assert [(i.failure, i.rank, i.step) for i in whole.verdict()] == [(i.failure, i.rank, i.step) for i in live.verdict()]
         assert whole.verdict()[0].rank == rank
 
