@@ -90,6 +90,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.BLOCK_RULE, exceptions.NCCL_CHAIN_RULE, exceptions.TREES_RULE, exceptions.CPP_CONT_RULE,
                         exceptions.UNRAISABLE_RULE, exceptions.THREAD_RULE, exceptions.INTERRUPT_RULE, exceptions.FRAME_RULE,
                         exceptions.FH_HEADER_RULE, exceptions.FH_FRAME_RULE, exceptions.NATIVE_BT_RULE, exceptions.NATIVE_FRAME_RULE,
+                        exceptions.CUDA_CHECK_HEAD_RULE, exceptions.CUDA_CHECK_TEXT_RULE,
                         exceptions.NAN_ASSERT_RULE,
                         *stall_list.RULES, *skips.RULES,
                         *workermap.RULES, *sections.RULES, *captions.RULES, *progress.RULES]

@@ -107,6 +107,9 @@ class FileState:
     # line of Python's "Exception ignored in: ..." header (sys.unraisablehook): the traceback below
     # it ends in an exception the interpreter printed and went on from
     unraisable: int | None = None
+    # line of a CUDA check's header whose error string is printed on the next line (llm.c's
+    # "[CUDA ERROR] at file train_gpt2.cu:265:" then "out of memory")
+    cuda_check: int | None = None
     # a native backtrace being read (UCX's "==== backtrace (tid: 227) ===="): its line and whether
     # a communication library's frame was already reported from it
     native_bt: tuple[int, bool] | None = None

@@ -535,4 +535,35 @@ def _native_frame(m: re.Match[str], seg: Segment) -> bool:
 
 NATIVE_BT_RULE = Rule("exception.native_bt", r"==== backtrace \(tid:", _native_bt_header)
 NATIVE_FRAME_RULE = Rule("exception.native_frame", r"^\s{0,4}[0-9]{1,3} 0x[0-9a-f]{6,16} [^ (]{1,200}\(", _native_frame, on_raw=True)
+# --- a CUDA check that prints its error string on the line below its header: llm.c's cudaCheck
+# (``printf("[CUDA ERROR] at file %s:%d:\n%s\n", file, line, cudaGetErrorString(error))``) and the
+# SGEMM-tutorial lineage's (``"[CUDA ERROR] at file %s(line %d):\n%s\n"``, some with the error's
+# name first: ``cudaErrorMemoryAllocation: out of memory``); the process exits right after
+_CUDA_CHECK_HEAD = re.compile(r"\[CUDA ERROR\] at file \S{1,200}?(?::\d{1,7}|\(line \d{1,7}\)):\s*")
+_CUDA_CHECK_TEXT = re.compile(r"(?:cudaError\w{1,40}: )?(?P<text>out of memory|an illegal memory access was encountered"
+                              r"|unspecified launch failure|misaligned address)\s*")
+
+
+def _cuda_check_head(m: re.Match[str], seg: Segment) -> bool:
+    if _CUDA_CHECK_HEAD.fullmatch(seg.body) is None:
+        return False
+    seg.file.cuda_check = seg.source.line
+    return True
+
+
+def _cuda_check_text(m: re.Match[str], seg: Segment) -> bool:
+    head = getattr(seg.file, "cuda_check", None)  # (a FileState pickled by an older version lacks it)
+    tm = _CUDA_CHECK_TEXT.fullmatch(seg.body)
+    if head is None or tm is None or seg.source.line - head != 1:
+        return False
+    seg.file.cuda_check = None
+    text = tm.group("text")
+    failure = "cuda_oom" if text == "out of memory" else "cuda_illegal_memory_access"
+    seg.emit(EventKind.MATCH, failure=failure, data={"exc_type": "CUDA error", "message": f"CUDA error: {text}", "cuda_check": True})
+    return True
+
+
+CUDA_CHECK_HEAD_RULE = Rule("exception.cuda_check_head", r"\[CUDA ERROR\] at file ", _cuda_check_head)
+CUDA_CHECK_TEXT_RULE = Rule("exception.cuda_check_text", r"(?:out of memory|an illegal memory access was encountered"
+                            r"|unspecified launch failure|misaligned address)[ \t\r]*$", _cuda_check_text)
 RULES = [RANKMAP_RULE, BLOCK_RULE, NCCL_CHAIN_RULE, EXCEPTION_RULE]
