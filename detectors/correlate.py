@@ -2381,10 +2381,14 @@ class _Correlator:
         if st.exits or st.teardowns or st.finished or getattr(st, "trained_at", None) is not None:
             return None
         last: dict[int, tuple[int, str, Source]] = {}
+        took: set[int] = set()  # ranks that printed the round's line earlier (rows "p", parse.py ``_round_takers``)
         for notes in getattr(st, "last_notes", {}).values():
             if ("c", 0) in notes:
                 return None  # the paste was cut in the middle of the round (parse.py ``_last_notes``)
+            took |= {n for kind, n in notes if kind == "p"}
             for (kind, n), (index, body, src) in notes.items():
+                if kind not in ("g", "l"):
+                    continue
                 rank = n if kind == "g" else self.resolve(None, n)
                 if rank is not None and (rank not in last or index > last[rank][0]):
                     last[rank] = (index, body, src)
@@ -2403,12 +2407,20 @@ class _Correlator:
         for rank, (_, body, _) in last.items():
             rounds.setdefault(note_template(body), []).append(rank)
         members = max(rounds.values(), key=len)
-        if len(members) != ws - 1:
+        absent = set(range(ws)) - set(members)
+        if len(absent) > 1 and len(absent & took) == 1 and len(members) >= 3:
+            # of the ranks missing from the last round, one took part in the earlier rounds of the same
+            # roll call (its line of the trial before); the others never print it (rank 0 printing
+            # other lines of its own): that one stopped short
+            absent &= took
+        if len(absent) != 1:
             return None
-        (missing,) = set(range(ws)) - set(members)
+        (missing,) = absent
         sources = [last[r][2] for r in members]
-        if any(is_warning(s.text) for s in sources):
-            return None  # a warning every rank prints (NCCL's barrier device guess): no step of their own
+        if any(is_warning(s.text) or _LIBRARY_DEBUG.search(s.text) for s in sources):
+            # a warning every rank prints (NCCL's barrier device guess), or a library's debug lines
+            # (NCCL_DEBUG=INFO's "NCCL INFO rank 3 nranks 4"): no step of the program's own
+            return None
         if missing in last:
             # its own last line must come before the round, in the same file (per-rank files
             # give no order: another last line there may as well be ahead of its peers)
@@ -3487,6 +3499,7 @@ def _abort_after_raised_error(base: list[Finding]) -> None:
             f.data["after_own_error"] = True
 
 
+_LIBRARY_DEBUG = re.compile(r"\b(?:NCCL|RCCL|HCCL|UCX|NVSHMEM) (?:INFO|WARN|TRACE)\b")
 _BUS_ERROR = re.compile(r"Bus error|SIGBUS|[Ss]ignal 7\b")
 NATIVE_BT_LINES = 80  # a crash line's backtrace starts at most this far below it (several processes' reports first)
 

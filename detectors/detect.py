@@ -567,7 +567,7 @@ class JobState:
         got: dict[tuple[str, int], tuple[int, str, Source]] = {}
         for row in str(ev.data["value"]).split("\n"):
             parts = row.split("\t", 3)
-            if (len(parts) == 4 and len(got) < MAX_RANKS and parts[0][:1] in ("g", "l", "c") and parts[0][1:].isdigit()
+            if (len(parts) == 4 and len(got) < MAX_RANKS and parts[0][:1] in ("g", "l", "c", "p") and parts[0][1:].isdigit()
                     and parts[1].isdigit()):
                 got[(parts[0][0], int(parts[0][1:]))] = (int(parts[1]), parts[2], Source(path, int(parts[1]), parts[3]))
         if got:

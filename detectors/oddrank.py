@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from detectors.prefixes import split_prefixes
 from detectors.ranks import message_rank
 
-__all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "LastLine", "OddRank", "is_warning", "lagging_rank", "last_own_lines", "note_template", "odd_rank"]
+__all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "LastLine", "OddRank", "is_warning", "lagging_rank", "last_own_lines", "note_template", "odd_rank", "printed_before"]
 
 LOOKBACK_BYTES = 12_288  # the tail of a file kept for this (about 150 lines of 80 characters)
 LOOKBACK_LINES = 200
@@ -181,6 +181,17 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
         norm = " ".join(_CLOCK.sub("", _RANK_TOKEN.sub("", _CLOCK_FIELD.sub("", _BAR_STATS.sub("", body)))).split())
         if norm:
             got[key] = LastLine(i, norm, line.strip())
+    return got
+
+
+def printed_before(lines: Sequence[str], year: int, file_rank: int | None, template: str) -> set[int]:
+    """The global ranks with a note of ``template`` (``note_template``) anywhere in ``lines``: the
+    ranks that took part in earlier rounds of a roll call whose last round some of them missed."""
+    got: set[int] = set()
+    for i in range(len(lines)):
+        for (kind, n), note in last_own_lines(lines[i:i + 1], year, file_rank).items():
+            if kind == "g" and note_template(note.body) == template:
+                got.add(n)
     return got
 
 

@@ -26,7 +26,14 @@ from typing import Any
 
 from detectors.catalog import Catalog, Entry, Fingerprint, load_catalog
 from detectors.model import Event, EventKind, Source
-from detectors.oddrank import LOOKBACK_BYTES, LOOKBACK_LINES, last_own_lines, odd_rank
+from detectors.oddrank import (
+    LOOKBACK_BYTES,
+    LOOKBACK_LINES,
+    last_own_lines,
+    note_template,
+    odd_rank,
+    printed_before,
+)
 from detectors.parsers import (
     captions,
     context,
@@ -549,6 +556,7 @@ def _last_notes(state: FileState, first_line: int, end: int, out: list[Event]) -
         kept[r] = (new_from + n.index, n.body, n.line)
     state.notes = kept
     value = "\n".join(f"{k}{r}\t{ln}\t{body.replace(chr(9), ' ')}\t{text}" for (k, r), (ln, body, text) in sorted(kept.items()))
+    value += _round_takers(lines, state.year, file_rank, kept)
     tail = lines[-1].strip() if lines else ""
     if (len(tail) >= 16 and last not in {n[0] for n in kept.values()}
             and any(len(text) > len(tail) and text.startswith(tail) for _, _, text in kept.values())):
@@ -561,6 +569,27 @@ def _last_notes(state: FileState, first_line: int, end: int, out: list[Event]) -
         return
     state.notes_key = key
     out.append(Event(EventKind.CONTEXT, Source(state.path, max(last, 1), ""), data={"key": "last_notes", "value": value}))
+
+
+def _round_takers(lines: list[str], year: int, file_rank: int | None,
+                  kept: dict[tuple[str, int], tuple[int, str, str]]) -> str:
+    """Rows (kind "p") of the ranks whose last note is not the line most ranks printed last but
+    who printed that line earlier in the window: ranks that took part in the roll call's earlier
+    rounds (a loop's ``RANK 25: running step 1/10`` of the trial before) and missed its last one.
+    Read only when some rank's last note differs from the others' (a loop whose ranks all print
+    the same line last costs nothing here); a function of the window alone, like the notes."""
+    counts: dict[str, int] = {}
+    for _, body, _ in kept.values():
+        t = note_template(body)
+        counts[t] = counts.get(t, 0) + 1
+    if not counts:
+        return ""
+    common, n = max(counts.items(), key=lambda kv: kv[1])
+    others = [r for (k, r), (_, body, _) in kept.items() if k == "g" and note_template(body) != common]
+    if n < 3 or not others or list(counts.values()).count(n) > 1:
+        return ""
+    took = printed_before(lines, year, file_rank, common)
+    return "".join(f"\np{r}\t0\tprinted\t-" for r in sorted(others) if r in took)
 
 
 def _counted_none(body: str, start: int) -> bool:

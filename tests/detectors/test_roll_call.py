@@ -100,3 +100,20 @@ def test_a_time_limit_right_after_the_round_makes_the_missing_rank_the_cause() -
         assert got[0] == ("rank_hang", "warning", 1)
     # its last line (the round before) came first; with nothing after the round it is a note
     assert _incidents(_TRIAL) == [("rank_hang", "info", 1)]
+
+
+def test_of_two_ranks_missing_the_one_that_took_part_in_the_earlier_rounds_stopped_short() -> None:
+    # pytorch-nccl-hang's Slurm output: trials of one loop; rank 0 prints other lines of its own and
+    # never "running step"; rank 3 printed it in the trial before and not in this one
+    def step(ranks: tuple[int, ...]) -> list[str]:
+        return [f"{r:2d}: RANK {r}: running step 1/10" for r in ranks]
+    trial13 = [*step((1, 2, 3, 4, 5, 6, 7)), *[f"{r:2d}: RANK {r}: COMPLETE!" for r in range(8)]]
+    assert _incidents([*trial13, "trial 14...", *step((2, 1, 4, 5, 6, 7))]) == [("rank_hang", "info", 3)]
+    # two of them that took part before: no one is named
+    assert all(rank is None for _, _, rank in _incidents([*trial13, "trial 14...", *step((1, 4, 5, 6, 7))]))
+
+
+def test_a_librarys_debug_lines_are_no_roll_call() -> None:
+    # a Horovod job's NCCL_DEBUG=INFO output under mpirun's tags, the paste ending before rank 1's line
+    lines = [f"[1,{r}]<stdout>:ptv-gpu01:1101{r}:11095 [{r}] NCCL INFO rank {r} nranks 4" for r in (0, 2, 3)]
+    assert all(f != "rank_hang" or rank is None for f, _, rank in _incidents(lines))
