@@ -78,6 +78,7 @@ SPAN_STEPS = 50
 # clean steps before it grows (apex/GradScaler 2000, DeepSpeed/Megatron 1000), so eight cycles in a
 # short span are a scaler overflowing again right after each growth, not a sliver of a healthy run
 MANY_CYCLES = 8
+SKIP_LINES = 3  # log lines, at least, whose own interval skipped iterations (not one burst)
 # a non-finite grad norm on this many logged steps in a row, the loss beside it finite and moving
 # (it changes on at least EVERY_STEP_MOVING of the consecutive pairs): updates never applied
 EVERY_STEP_RUN = 8
@@ -1133,6 +1134,15 @@ class _Correlator:
                                  static_scale=b.data.get("loss_scale"))]
         if windowed := self._skip_windows():
             return windowed
+        for rs in self.st.ranks.values():
+            sk, its, lines, first, _ = getattr(rs, "interval_skips", (0, 0, 0, None, None))
+            if first is not None and its >= SPAN_STEPS and lines >= SKIP_LINES and sk / its >= HIGH_SKIP_RATE:
+                # Megatron's per-interval counts since the scale last came down: iterations still thrown
+                # away, line after line, at a scale the scaler no longer lowers (its hysteresis forgives
+                # overflows that do not come back to back): the run keeps paying for them
+                last = rs.samples[-1] if rs.samples else first
+                return [self.finding("fp16_overflow_skips", None, first.step, first.time, _uniq([first.source, last.source]),
+                                     skipped=sk, steps=its, rate=round(sk / its, 3), intervals=True)]
         recs = [r for r in self.st.skip_samples if r.step]
         if len(recs) < 2:
             return []

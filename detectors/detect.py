@@ -165,6 +165,9 @@ class RankState:
     # Megatron-style per-interval skip counts: the current run of log lines on which every
     # iteration was skipped at one loss scale (scale, lines, the run's first record)
     skip_run: tuple[float | None, int, SampleRec] | None = None
+    # the same counts since the loss scale last came down: (skipped, iterations, lines with a skip,
+    # the first such line, the scale of the last line); the scaler's search is over by then
+    interval_skips: tuple[int, int, int, SampleRec | None, float | None] = (0, 0, 0, None, None)
     nonfinite: Counter[str] = field(default_factory=Counter)
     baseline: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # metric → (median, MAD, n)
     # the last progress counter a line with no metric gave (parsers/progress.py: epoch-weighted)
@@ -819,6 +822,13 @@ class JobState:
         n = int(rec.data["skipped_iters"])
         st.skipped_total += n
         step = rec.step
+        if step is not None and prev_step is not None and step > prev_step:
+            sk, its, lines, first, last_scale = st.interval_skips
+            if last_scale is not None and scale is not None and scale < last_scale:
+                st.interval_skips = (0, 0, 0, None, scale)  # the scale came down: still searching
+            else:
+                st.interval_skips = (sk + n, its + step - prev_step, lines + (n > 0),
+                                     first if first is not None or n == 0 else rec, scale)
         every = n >= 1 and step is not None and prev_step is not None and 0 < step - prev_step <= n
         run = st.skip_run
         if not every:
