@@ -1139,6 +1139,11 @@ def _worst_of(parts: list[float]) -> float:
     return math.nan if any(math.isnan(v) for v in parts) else next(v for v in parts if math.isinf(v))
 
 
+# the start of a line, or of what follows a launcher's own per-process prefix on it (the table rules
+# are searched in the raw line: their rows are numbers only, and a bare "12: " may be a step)
+_LAUNCHER_PREFIX = r"^(?:\[(?:default|rank)[0-9]{1,6}\]:|\[[0-9]{1,6},[0-9]{1,6}\]<(?:stdout|stderr)>:)?"
+
+
 RULES = [
     Rule("metrics.loss_group", r"\[Loss(?:es)?: [A-Za-z]", _loss_group),
     Rule("list.values", r"[0-9]\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, [-+]?[0-9]+\.[0-9]+, ", _value_list),
@@ -1176,13 +1181,14 @@ RULES = [
          _csv_row, on_raw=True),
     # a plain table's header starts with its clock column; its rows are numbers only
     # (or with the process's column first: "rank\tstep\tloss\tacc", a per-rank TSV)
-    Rule("table.plain_header", r"^[ \t]*(?i:rank[ \t]+)?(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
+    # (behind a launcher's own prefix too: torchrun's "[default0]:" / "[rank0]:", mpirun's "[1,0]<stdout>:")
+    Rule("table.plain_header", _LAUNCHER_PREFIX + r"[ \t]*(?i:rank[ \t]+)?(?i:epoch|epochs|step|steps|iter|iteration)[ \t]+[A-Za-z]", _plain_header,
          on_raw=True),
     # (pandas prints a missing or non-finite cell "NaN")
     # (a short word is a flag column the header names: "clip  yes", "best  *"; a lone marker:
     # skorch's "+" under ``cp``)
     # (fastai's table ends in its "time" column: "00:14", "01:02:09")
-    Rule("table.plain_row", r"^[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[0-9]{1,3}:[0-9]{2}(?::[0-9]{2})?"
+    Rule("table.plain_row", _LAUNCHER_PREFIX + r"[ \t]*[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:[ \t]+(?:[0-9]{1,3}:[0-9]{2}(?::[0-9]{2})?"
                             r"|[-+]?(?:[0-9]|[Nn]a[Nn]|inf)[0-9.eE+-]*"
                             r"|\[[0-9naif.eE+, \t-]{0,400}\]|[A-Za-z]{1,5}\b|[+*]))+[ \t]*\r?$",
          _plain_row, on_raw=True),
