@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
-__all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "extract_records", "parse_number"]
+__all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "extract_records", "parse_number", "sum_of_parts"]
 
 # canonical key → the spellings that mean it (matched case-insensitively, whole words)
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -317,7 +318,7 @@ def _close(out: dict[str, float], parts: dict[str, float]) -> None:
             # metric block printed one metric per line (Coqui, mmcv's dumps), not the loss; a
             # non-finite part still is (a NaN in any part is a NaN total)
             return
-        out["loss"] = math.fsum(parts.values()) if all(map(math.isfinite, parts.values())) else _worst(parts)
+        out["loss"] = sum_of_parts(parts.values())
 
 
 _SCOPE_PARTS = frozenset({"local_loss", "global_loss", "reduced_loss", "all_reduced_loss", "allreduced_loss", "world_loss",
@@ -340,7 +341,10 @@ def _component(comp: str, evns: str, den: str, value: str, parts: dict[str, floa
         parts[name] = v
 
 
-def _worst(parts: dict[str, float]) -> float:
-    """The sum of components when one is not finite: NaN if any is NaN, else the infinity."""
-    vals = list(parts.values())
+def sum_of_parts(parts: Iterable[float]) -> float:
+    """A loss made of parts (components, a group's terms): their sum; when one is not finite, NaN
+    if any is NaN, else the infinity (a non-finite part makes the total so)."""
+    vals = list(parts)
+    if all(map(math.isfinite, vals)):
+        return math.fsum(vals)
     return math.nan if any(math.isnan(v) for v in vals) else next(v for v in vals if math.isinf(v))

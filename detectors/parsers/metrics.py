@@ -22,7 +22,7 @@ import re
 from detectors.model import EventKind
 from detectors.parsers.base import Rule, Segment
 from detectors.parsers.fastfields import extract_records
-from detectors.parsers.fields import CANONICAL, METRIC_KEYS, parse_number
+from detectors.parsers.fields import CANONICAL, METRIC_KEYS, parse_number, sum_of_parts
 
 __all__ = ["FIELDS_RULE", "PROGRESS_ROW_RULE", "RULES", "parse_number"]
 
@@ -1089,12 +1089,8 @@ def _loss_group(m: re.Match[str], seg: Segment) -> bool:
             parts[k] = v
     if len(parts) < 2:
         return False
-    vals = list(parts.values())
     total = parts.get("total")
-    if total is None:
-        total = math.fsum(vals) if all(map(math.isfinite, vals)) else (
-            math.nan if any(math.isnan(v) for v in vals) else next(v for v in vals if math.isinf(v)))
-    values: dict[str, float] = {"loss": total}
+    values: dict[str, float] = {"loss": total if total is not None else sum_of_parts(parts.values())}
     if (it := _GROUP_ITER.search(seg.body)) is not None:
         values["step"] = float(it.group(1))
     if (ep := _GROUP_EPOCH.search(seg.body)) is not None:
@@ -1125,18 +1121,13 @@ def _abbrev_loss(m: re.Match[str], seg: Segment) -> bool:
         return False
     parts = [v for g in ("l", "c") if (v := parse_number(am.group(g) or "")) is not None]
     total = parse_number(am.group("t")) if am.group("t") else None
-    loss = total if total is not None else (math.fsum(parts) if all(map(math.isfinite, parts)) else _worst_of(parts))
+    loss = total if total is not None else sum_of_parts(parts)
     values: dict[str, float] = {"loss": loss}
     if (it := _ABBREV_ITER.search(body)) is not None:
         values["step"] = float(it.group(1))
     if (ep := _ABBREV_EPOCH.search(body)) is not None:
         values["epoch"] = float(ep.group(1))
     return _emit(seg, values, "local")
-
-
-def _worst_of(parts: list[float]) -> float:
-    """NaN if any part is NaN, else the infinite one: a non-finite part makes the total so."""
-    return math.nan if any(math.isnan(v) for v in parts) else next(v for v in parts if math.isinf(v))
 
 
 # the start of a line, or of what follows a launcher's own per-process prefix on it (the table rules
