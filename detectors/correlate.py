@@ -1541,7 +1541,8 @@ class _Correlator:
                 r = self.resolve(None, key[1])
                 if r is not None and said:
                     speaking.add(r)
-        known = speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+        known = (speaking | self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+                 | self.noted_ranks(fatal, reporters))
         ws = self.world_size()
         # a rank that printed a traceback is dying of its own error, not hanging silently; one
         # whose NCCL communicator was aborted had seen an error too
@@ -1725,6 +1726,27 @@ class _Correlator:
         return [self.finding("rank_hang", lag[0], self.last_step(lag[0]), first.time, [lag[2], first.evidence[0]],
                              rank_from="progress", last_note=lag[1], last_note_line=lag[2].text,
                              seq=first.data.get("seq"))]
+
+    def noted_ranks(self, fatal: list[Finding], reporters: set[int]) -> set[int]:
+        """The ranks whose last own note (JobState.last_notes: a line its prefix or tag names it
+        in, a metric or not) came after a reporter's timeout in the same file: they were still
+        running, and printing, while their peers had given up waiting in a collective
+        (``rank 1: cache locked by another process, waiting (40s)`` below rank 0's gloo
+        timeout)."""
+        first: dict[str, int] = {}
+        for f in fatal:
+            if f.failure == "collective_timeout" and f.rank in reporters and f.evidence:
+                src = f.evidence[0]
+                first[src.path] = min(first.get(src.path, src.line), src.line)
+        out: set[int] = set()
+        for path, notes in getattr(self.st, "last_notes", {}).items():
+            if path not in first:
+                continue
+            for (kind, n), (line, _, _) in notes.items():
+                rank = n if kind == "g" else self.resolve(None, n) if kind == "l" else None
+                if rank is not None and line > first[path]:
+                    out.add(rank)
+        return out
 
     def lagging(self, known: set[int], ws: int | None) -> tuple[int, str, Source] | None:
         """The one rank whose last own note stands apart from every other rank's last note

@@ -139,7 +139,10 @@ def _pair(by_template: dict[str, dict[int, tuple[tuple[str, ...], str]]], seen: 
 # (or a signal's: "Received SIGTERM", "terminating process 14173" come from the teardown)
 _NOT_NOTE = re.compile(
     r"Traceback|File \"|Error|error|Exception|\^\^\^|[Tt]imed?[ _-]?out|TIMEOUT|\bframe #\d|\bwhat\(\)|terminate called"
-    r"|\bSIG[A-Z]{2,6}\b|[Ss]ignal\b|[Tt]erminat")
+    r"|\bSIG[A-Z]{2,6}\b|[Ss]ignal\b|[Tt]erminat"
+    # glog's error and fatal header even where a narrow paste cut it before its closing bracket
+    # (``[E419 10:42:28.887728774 ProcessGroupNCCL.cpp``): a failure's report, not a note
+    r"|^\[?[EF]\d{3,4} \d\d:\d\d")
 # a progress bar's clock and rate ("[00:03, 10.54batch/s]", "[30:06<01:10, 69.48s/batch]"): its unit
 # flips between items/s and s/item as the rate drops, so it is no part of the note's words
 _BAR_STATS = re.compile(r"\[\d+:\d\d(?::\d\d)?(?:<[^\]]{0,20})?(?:,[^\]]{0,40})?\]")
