@@ -180,12 +180,39 @@ def test_several_ranks_absent_when_the_wait_ends_in_a_traceback_is_a_hang_naming
 
 
 def test_a_desync_report_without_two_sequence_numbers_does_not_blame_its_reporter() -> None:
-    # pytorch/pytorch#78022 (older torch: one rank's 'inconsistent collective'), raised on rank 0
+    # pytorch/pytorch#78022 (older torch: one rank's 'inconsistent collective'), raised on rank 0:
+    # the ranks called different collectives (a communication error, as when two sequence numbers
+    # are level), and the line does not say whose call differs
     text = ("[rank0]: Traceback (most recent call last):\n"
             "[rank0]: RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent "
             "collective: CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], TensorDtypes=Float)\n")
     top = report(text)["incidents"][0]
-    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", None)
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
+
+
+def test_a_desync_report_cut_before_the_second_fingerprint_is_a_mismatch_of_no_named_rank() -> None:
+    # Lightning-AI/pytorch-lightning#19106 (log_dict with different keys on each rank): two
+    # processes' tracebacks interleaved, the report cut after rank 1's own fingerprint
+    text = (
+        '  File "/myenv/python3.10/site-packages/lightning_fabric/utilities/distributed.py", line 220, in _sync_ddp\n'
+        "    broadcast(object_sizes_tensor, src=src, group=group)\n"
+        '  File "/myenv/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 1906, in broadcast\n'
+        "    torch.distributed.barrier(group=group)\n"
+        "    work = default_pg.broadcast([tensor], opts)\n"
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=21, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, "
+        "TensorDeviceTypes=TensorOptions(dtype=float (default), device=c\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("nccl_error", None)
+
+
+def test_a_desync_report_with_two_sequence_numbers_still_names_the_rank_behind() -> None:
+    # sgl-project/sglang (corpus h4-050): rank 13 at sequence number 17 while rank 0 is at 45
+    text = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 13 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=17OpType=BARRIER), but Rank 0 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=45OpType=BARRIER).\n")
+    top = report(text)["incidents"][0]
+    assert (top["failure"], top["initiator"]["rank"]) == ("rank_hang", 13)
 
 
 @pytest.mark.parametrize(("launch", "rank"), [
