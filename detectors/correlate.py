@@ -178,6 +178,16 @@ class _Correlator:
                  if (rs := self.st.ranks.get(k)) is not None and rs.last_step is not None]
         return max(steps) if steps else None
 
+    def pid_rank(self, pid: int) -> int | None:
+        """The rank of the worker whose process id a launcher's report gives (torchrun's summary
+        ``rank : 2 (local_rank: 2)`` / ``exitcode : -15 (pid: 15095)``, its agent's ``failed
+        (exitcode: -6) local_rank: 1 (pid: 15094)``): the process a kernel's report names
+        (``NVRM: Xid (PCI:0000:41:00): 13, pid=15095, ...``) is that rank's. None when no
+        report, or two that disagree, give it."""
+        got = {r for e in self.st.exits if e.data.get("pid") is not None and int(e.data["pid"]) == pid
+               and (r := self.resolve(e.rank, e.data.get("local_rank"))) is not None}
+        return got.pop() if len(got) == 1 else None
+
     def world_size(self) -> int | None:
         ws = self.ctx.get("world_size")
         return int(ws) if ws else None
@@ -2130,6 +2140,10 @@ class _Correlator:
                 f.data["inferred"] = True  # a communicator's rank (see JobParseState.tree_procs)
             if f.rank is None and "local_rank" in f.data:
                 f.rank = self.resolve(None, f.data["local_rank"])
+            if f.rank is None and f.data.get("proc_pid") is not None and self.cat[f.failure].hardware:
+                f.rank = self.pid_rank(int(f.data["proc_pid"]))
+                if f.rank is not None:
+                    f.data["rank_from"] = "pid"
             if f.step is None and f.rank is not None:
                 # read before that rank's step lines (another file): it happened after its last step
                 f.step = self.last_step(f.rank, f.data.get("local_rank"))
@@ -2864,6 +2878,9 @@ class _Correlator:
                          f"(the first: {text[:200]}).")
             lines.append("The step does not fit in any of their GPUs' memory: no rank started it, and the other "
                          "ranks' reports are not consequences of the first. Fix the step's memory use for every rank.")
+        elif d.get("rank_from") == "pid" and rank is not None:
+            lines.append(f"The kernel's log reported {self.cat[failure].title.lower()} for rank {rank}'s process{at} "
+                         f"(its pid, {d.get('proc_pid')}, is rank {rank}'s in the launcher's report): {text[:300]}")
         else:
             lines.append(f"{who} reported {self.cat[failure].title.lower()}{at}: {text[:300]}")
         if d.get("setup") and failure == "nccl_error":
