@@ -101,7 +101,9 @@ _ALTS = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in sorted(_LOO
 # MXNet's Speedometer and fit() join the namespace with a hyphen: "Train-cross-entropy=nan",
 # "Validation-accuracy=0.51", "Train-RCNNL1Loss=nan"
 _EVAL_NS = r"(?P<evns>eval|val|valid|validation|test)[/._-]"
-_NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer|actor|critic)[/._-])"
+# (Chainer's reporter names what its optimizer's target reports "main/": "main/loss", and its
+# Evaluator's "validation/main/loss", in ESPnet1's and every Chainer example's PrintReport and log)
+_NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer|actor|critic)[/._-]|main/)"
 # a loss *component*: ``lap_loss``, ``bbox loss``, ``loss_rpn_cls``, MXNet's glued ``RPNL1Loss``
 # (any key the table does not know that names a part of the loss); tried after the known keys at
 # every position
@@ -115,7 +117,7 @@ def _field(key: str) -> re.Pattern[str]:
     can, a loss component)."""
     return re.compile(
         # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
-        rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}|{_NS})?{key}"
+        rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}(?:main/)?|{_NS})?{key}"
         r"(?P<den>/(?:(?:max|total|num)_?(?:steps?|iters?|iterations?)|total))?"
         # "Average loss at step 2000: 4.37" (TensorFlow's word2vec tutorial and its many copies),
         # "Minibatch loss at step 500: 1.23", "loss at batch 5 = tensor(17.47, ...)": the counter

@@ -564,9 +564,20 @@ _PER_RANK_CELL = re.compile(r"(?P<name>[A-Za-z][\w/.-]*?)(?:\[(?:r|rank) ?(?P<a>
 _CELL_QUALIFIER = re.compile(r"\s?\([A-Za-z0-9_%/. -]{1,20}\)$")
 
 
+# a column named under a namespace: Chainer's PrintReport ("main/loss", "validation/main/loss",
+# what its optimizer's target and its Evaluator report), TensorBoard-style names ("train/loss",
+# "val/loss"): the training one is the metric, the evaluation's loss is the held-out loss
+_CELL_NS = re.compile(r"(?:(?P<ev>eval|val|valid|validation|test)/)?(?:(?:main|train|training)/)?(?P<rest>[^/]+)",
+                      re.IGNORECASE)
+
+
 def _header_key(cell: str) -> str | None:
     cell = _CELL_QUALIFIER.sub("", cell.strip()) or cell
     key = _HEADER_KEYS.get(cell.strip().casefold().replace("_", " ").replace("-", " "))
+    if key is None and "/" in cell and (ns := _CELL_NS.fullmatch(cell.strip())) is not None:
+        key = _HEADER_KEYS.get(ns.group("rest").casefold().replace("_", " ").replace("-", " "))
+        if ns.group("ev"):
+            key = "eval_loss" if key == "loss" else None
     if key is None and (m := _PER_RANK_CELL.fullmatch(cell.strip())):
         base = _HEADER_KEYS.get((m.group("name") or m.group("name2")).casefold().replace("_", " ").replace("-", " "))
         if base in METRIC_KEYS:
