@@ -1571,6 +1571,8 @@ class _Correlator:
             # those it does not
             candidates = []
         woken = self._woken_by_teardown(fatal, reporters)
+        if woken is None and not candidates:
+            woken = self._woken_apart(fatal, reporters, known, ws)
         if not candidates and woken is not None:
             candidates = [woken]
             reporters = reporters - {woken}  # its lost peer was the teardown's, not a report of the hang
@@ -2014,6 +2016,25 @@ class _Correlator:
                 woken.append(r)
         timed_out = {f.rank for f in fatal if f.failure == "collective_timeout" and f.rank not in woken}
         return woken[0] if len(woken) == 1 and timed_out else None
+
+    def _woken_apart(self, fatal: list[Finding], reporters: set[int], known: set[int], ws: int | None) -> int | None:
+        """The one rank whose only report is a lost peer, printed after its peers' collective
+        timeouts (two or more, every other reporter's report a timeout), whose last own note
+        before it stands apart from every peer's (``step 12: refreshing shard cache (acquiring
+        ...lock)`` while they print ``step 11 loss 0.36``): it was elsewhere while they waited,
+        and met closed sockets once they gave up and exited. Its lost peer is their exit, not a
+        report of waiting."""
+        timeouts = [f for f in fatal if f.failure == "collective_timeout" and f.rank in reporters]
+        timed = {f.rank for f in timeouts}
+        lost = {f.rank for f in fatal if f.failure == "peer_connection_lost" and f.rank in reporters} - timed
+        if len(lost) != 1 or len(timed) < 2 or reporters != timed | lost:
+            return None
+        (r,) = lost
+        first = min(f.order for f in timeouts)
+        if any(f.order < first for f in fatal if f.rank == r and f.failure == "peer_connection_lost"):
+            return None  # (it lost its peer before anyone timed out: a death it saw, not their exit)
+        lag = self.lagging(known | reporters, ws)
+        return r if lag is not None and lag[0] == r and lag[1] == "apart" else None
 
     def absent_from_sync(self, fatal: list[Finding]) -> list[Finding]:
         """Ranks report reaching a sync point (a store barrier's waiters, Horovod's ready
