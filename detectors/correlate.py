@@ -1095,7 +1095,12 @@ class _Correlator:
         last_steps = [rs.last_step for rs in self.st.ranks.values() if rs.last_step is not None]
         first_val = self.st.first_step_value
         if not last_steps or first_val is None:
-            return False
+            # no metric line counts the steps (a paste of the overflow lines alone, ``grep overflow``,
+            # or metric lines in a shape not read): the back-offs' own step numbers span the run
+            own = [m.step for m in real if m.step is not None]
+            if len(own) < len(real) or not own:
+                return False
+            last_steps, first_val = [max(own)], min(own)
         # the rate after the start-up search: from the first back-off after a regrowth on (the
         # unbroken descent from the initial scale is the scaler calibrating, counted apart)
         after = real[grew[0]:]
