@@ -848,6 +848,28 @@ class _Correlator:
             bottom = min((m for m in real if m.to_scale == lowest), key=lambda m: m.order, default=None)
             back = self._regrew_after(bottom, lowest) if bottom is not None else None
             regrew = back is not None and back >= RODE_OUT_FACTOR * lowest and back >= 2
+        # (every rank prints its copy of each report, DeepSpeed's "OVERFLOW! Rank 3 ..."; copies a
+        # second apart are not told apart by their clocks when steps take milliseconds: the reports
+        # per process that printed them count; DeepSpeed's hysteresis keeps the scale once, not
+        # report after report)
+        flat = [m for m in self.st.scale_moves if m.from_scale is not None and m.from_scale == m.to_scale]
+        if (flat and not explicit and not pinned and len(flat) == len(self.st.scale_moves)
+                and len({m.from_scale for m in flat}) == 1 and (level := flat[0].from_scale) is not None and level > floor):
+            # the scale never moved: every back-off "reduces" it to where it was, well above the
+            # framework's floor, and no descent led there (DeepSpeed's "Attempted loss scale: 128,
+            # reducing to 128" under a static --loss-scale): not a scaler at its floor, a fixed
+            # scale that keeps overflowing, each overflow a step thrown away
+            writers = max(1, len(self.st.seen_global | self.st.seen_local))
+            count = max(len(real), len(flat) // writers)
+            if count < STATIC_OVERFLOWS:
+                return out
+            rank, rank_from, note = self._local_overflow_rank(None)
+            static = self.finding("fp16_overflow_skips", rank, flat[0].step, flat[0].time,
+                                  _uniq([flat[0].source, flat[-1].source] + ([note] if note else [])), overflows=count,
+                                  lowest_scale=level, static_scale=level)
+            if rank is not None:
+                static.data["rank_from"] = rank_from
+            return [static]
         if explicit or stuck or (pinned and not regrew) or (not regrew and (resumed or long_fall or (lowest is not None and lowest <= floor) or (
                 lowest is not None and lowest <= 8 and every_step >= 3))):
             if explicit:
@@ -920,7 +942,7 @@ class _Correlator:
         # early: no scaler grows 2^16 → 2^24 within a few dozen steps, apex's window is 2000; the run
         # was configured to start higher, apex-style 2^24 → 2^18)
         first_logged_step = self.st.first_step_order
-        searched_first = (first_logged_step is not None and real[0].order < first_logged_step
+        searched_first = (bool(real) and first_logged_step is not None and real[0].order < first_logged_step
                           and self.st.first_step_value is not None and self.st.first_step_value <= LATE_STEP)
         # (or the first back-off came at one of the run's first FIRST_STEPS steps, by its own step or
         # the metric line logged with it: no scaler has grown over clean windows by then either)
@@ -2817,6 +2839,12 @@ class _Correlator:
             elif not d.get("overflows") and d.get("skipped") is not None and d.get("steps"):
                 lines.append(f"The run's own tally: the dynamic loss scaler skipped {d['skipped']} of {d['steps']} optimizer "
                              f"steps on fp16 overflow ({float(d.get('rate') or 0) * 100:.0f} %).")
+            elif isinstance(d.get("static_scale"), float) and d.get("lowest_scale") == d.get("static_scale"):
+                lines.append(f"The loss scale stayed at {d['static_scale']} through every overflow report "
+                             f"(\"reducing\" it to the same value): each overflow threw a step away and the scale never "
+                             "came down to where the gradients fit. A static loss scale (--loss-scale, static_loss_scale) "
+                             "or a scaler whose floor (min_loss_scale) is set that high: use dynamic loss scaling with a "
+                             "low floor, or bf16.")
             else:
                 lines.append(f"{d.get('overflows', 0)} fp16 overflow(s) made the dynamic loss scaler skip steps; "
                              f"lowest scale seen: {d.get('lowest_scale')}.")
