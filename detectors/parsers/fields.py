@@ -60,7 +60,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # how many steps the loss scaler has thrown away so far, a running count (DeepSpeed's "skipped=4",
     # a loop's "overflows = 3/33", "num_overflows: 12"): the rate it grows at is the overflow rate
     "skipped": ("skipped", "skipped_steps", "skipped steps", "skipped_updates", "num_skipped", "skip_count",
-                "overflows", "num_overflows", "overflow_count", "overflow count", "n_overflows"),
+                "overflows", "num_overflows", "overflow_count", "overflow count", "n_overflows",
+                # (the steps whose gradients the scaler found inf in: torch's and Paddle's GradScaler call the
+                # flag found_inf, and a loop that counts them logs "found_inf_steps: 28")
+                "found_inf_steps", "found inf steps"),
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
     "best_loss": ("best_loss", "best loss", "min_loss", "min loss", "lowest loss", "lowest_loss"),
