@@ -439,9 +439,22 @@ def test_a_deepspeed_config_dump_and_one_skip_at_the_initial_scale_are_no_collap
     assert [i.failure for i in _run(lines) if i.severity in ("warning", "critical")] == []
 
 
-def test_one_scale_kept_skip_after_skip_is_the_floor() -> None:
-    # a floor above 1 (min_loss_scale 128): the same "reducing to 128" again and again
+def test_one_scale_kept_skip_after_skip_is_skipped_steps() -> None:
+    # the same "reducing to 128" again and again with no descent before it: a static loss scale
+    # (DeepSpeed's LossScaler never moves, and prints the same line) or a floor set at 128 (the
+    # report names both); each report is a step thrown away, not a scaler that fell to its floor
     lines = [_ZERO3.format(s=128, t=t) for t in range(6)]
+    top = _run(lines)[0]
+    assert top.failure == "fp16_overflow_skips" and top.severity == "warning"
+    assert top.data["static_scale"] == 128.0
+
+
+def test_a_descent_that_ends_kept_at_one_scale_is_the_floor() -> None:
+    # the scaler came down to 128 and then kept it skip after skip: its floor (min_loss_scale 128)
+    lines = [_ZERO3.format(s=1024, t=0).replace("reducing to 1024", "reducing to 512"),
+             _ZERO3.format(s=512, t=1).replace("reducing to 512", "reducing to 256"),
+             _ZERO3.format(s=256, t=2).replace("reducing to 256", "reducing to 128")]
+    lines += [_ZERO3.format(s=128, t=t) for t in range(3, 9)]
     top = _run(lines)[0]
     assert top.failure == "loss_scale_collapse" and top.severity == "critical"
 
