@@ -87,6 +87,7 @@ HIGH_SKIP_RATE = 0.05
 # a rank's loss where an all-rank failure began stands apart from its peers' when it is this many
 # times as far from theirs as they are from zero (the ratio the per-rank spike rule uses over time)
 ONSET_APART = 3.0
+RISING_FACTOR = 2.0  # a loss this many times its own recent level is already rising (see _spiked_everywhere)
 FP16_MAX = 65504.0  # the largest finite float16: a loss above it overflows in an fp16 forward
 # frameworks whose metric lines log the loss scale only for fp16 with a dynamic scaler (fairseq
 # logs ``loss_scale`` only under --fp16/--amp): a scale of 1 there is the scaler, ten-plus
@@ -605,6 +606,14 @@ class _Correlator:
                 continue
             between = [p for p in rs.samples if p.step is not None and first.step <= p.step < other.step
                        and isinstance(p.data.get("loss"), float)]
+            before = [p.data["loss"] for p in rs.samples if p.step is not None and p.step < first.step
+                      and isinstance(p.data.get("loss"), float) and math.isfinite(p.data["loss"])][-8:]
+            level = sorted(before)[len(before) // 2] if before else None
+            if level is not None and level > 0:
+                # a loss already RISING_FACTOR times its own level before its spike was no ordinary
+                # one: that rank was diverging too, its detector's bar not yet crossed (a learning
+                # rate ramp every rank follows, 0.065 → 0.24 → 0.36 → 0.93 before it fired)
+                between = [p for p in between if p.data["loss"] < RISING_FACTOR * level]
             if between:
                 # this rank logged an ordinary loss at or after the first spike's step before its
                 # own: the first rank spiked first (another rank's line missing at that step, a
