@@ -35,7 +35,7 @@ def test_ranks_rising_together_name_no_rank() -> None:
 def test_one_rank_alone_jumping_is_still_named() -> None:
     flat = [0.1 + 0.002 * (i % 3) for i in range(7)]
     base1 = [v * 1.1 for v in _BASE]
-    spikes = [i for i in engine_verdict(_lines(_BASE + flat, base1 + [0.11, 0.1, 3.5, 4.2, 12.0, 150.0, 900.0]))
+    spikes = [i for i in engine_verdict(_lines(_BASE + flat, [*base1, 0.11, 0.1, 3.5, 4.2, 12.0, 150.0, 900.0]))
               if i.failure == "loss_spike"]
     assert spikes
     assert spikes[0].rank == 1
