@@ -1000,6 +1000,13 @@ class _Correlator:
             # the streak began only after the run had logged several steps with no overflow at
             # all: the scaler had been calm at its scale, these are new overflows mid-run
             grown = True
+        if grown and not settled and real and first_line is not None and streak == len(real) and self._held_after(real):
+            # (one unbroken descent, every halving of it before the run's first metric line, and the
+            # scale it reached then held through CALM_STEPS metric lines or more with no overflow:
+            # nothing says the scaler had grown over clean steps before it (a run configured to start
+            # high, "2^24 → 2^16" right after amp's banner); a burst the run then rode out is no
+            # stream of skipped steps either way)
+            grown = False
         if grown or settled:
             calibrating = False
             grown = True
@@ -1110,6 +1117,17 @@ class _Correlator:
         losses = [p.data.get("loss") for p in after]
         return (bool(before) and max(before) <= FIRST_STEPS and len(after) >= SPIKE_PASSED_AFTER
                 and all(isinstance(v, float) and math.isfinite(v) for v in losses if v is not None))
+
+    def _held_after(self, real: list[ScaleMove]) -> bool:
+        """Every back-off came before the first metric line, and CALM_STEPS metric lines or more
+        logged the scale the last one reached (or one above it), with no back-off after them."""
+        lines = sorted((p for rs in self.st.ranks.values() for p in rs.samples), key=lambda p: p.order)
+        last = real[-1]
+        if not lines or lines[0].order < last.order or last.to_scale is None:
+            return False
+        scales = [p.data.get("loss_scale") for p in lines]
+        held = [v for v in scales if isinstance(v, float) and math.isfinite(v)]
+        return len(held) >= CALM_STEPS and len(held) == len(scales) and min(held) >= last.to_scale
 
     def _overflow_rate_high(self, real: list[ScaleMove]) -> bool:
         """Overflows after the scale had grown back, again and again (REGROWTHS+ cycles), at a
