@@ -1000,12 +1000,14 @@ class _Correlator:
             # the streak began only after the run had logged several steps with no overflow at
             # all: the scaler had been calm at its scale, these are new overflows mid-run
             grown = True
-        if grown and not settled and real and first_line is not None and streak == len(real) and self._held_after(real):
+        if (grown and not settled and real and first_line is not None and streak == len(real) and self._held_after(real)
+                and (self.st.first_step_value is None or self.st.first_step_value <= LATE_STEP)):
             # (one unbroken descent, every halving of it before the run's first metric line, and the
             # scale it reached then held through CALM_STEPS metric lines or more with no overflow:
             # nothing says the scaler had grown over clean steps before it (a run configured to start
             # high, "2^24 → 2^16" right after amp's banner); a burst the run then rode out is no
-            # stream of skipped steps either way)
+            # stream of skipped steps either way; not when the first metric line's own step is late:
+            # step 40000 may follow a scaler that grew back over clean windows)
             grown = False
         if grown or settled:
             calibrating = False
