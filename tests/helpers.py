@@ -75,6 +75,37 @@ def engine_verdict(lines: list[str], path: str = "train.log") -> list[Incident]:
     return engine.verdict()
 
 
+_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+
+def torchrun_summary(root: int, codes: dict[int, int], pids: dict[int, int], clock: str = "2026-12-06_03:19:38",
+                     script: str = "train.py") -> list[str]:
+    """torchrun's report of its failed workers (torch 2.x, ``elastic/multiprocessing``): its agent's
+    ``failed (exitcode: N) local_rank: L (pid: P)`` line for the first failure (``root``), then the
+    ChildFailedError summary, the other workers under ``Failures:`` and the root cause last. One
+    node: each worker's local rank is its rank. A negative exit code is the signal that ended it
+    (``exitcode  : -15 (pid: P)  (SIGTERM)``, ``traceback : Signal 15 (SIGTERM) received by PID P``)."""
+
+    def block(i: int, r: int) -> list[str]:
+        code, pid = codes[r], pids[r]
+        name = _SIGNAL_NAMES.get(-code, f"signal {-code}") if code < 0 else ""
+        return [f"[{i}]:", f"  time      : {clock}", "  host      : localhost", f"  rank      : {r} (local_rank: {r})",
+                f"  exitcode  : {code} (pid: {pid})" + (f"  ({name})" if code < 0 else " "), "  error_file: <N/A>",
+                f"  traceback : Signal {-code} ({name}) received by PID {pid}" if code < 0
+                else "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
+
+    lines = [f"E1206 03:19:38.927000 24160 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: "
+             f"{codes[root]}) local_rank: {root} (pid: {pids[root]}) of binary: /usr/bin/python3",
+             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+             "============================================================", f"{script} FAILED",
+             "------------------------------------------------------------", "Failures:"]
+    for i, r in enumerate((r for r in sorted(codes) if r != root), 1):
+        lines += block(i, r)
+    lines += ["------------------------------------------------------------", "Root Cause (first observed failure):",
+              *block(0, root), "============================================================"]
+    return lines
+
+
 def free_port() -> int:
     """A loopback port free right now (for daemons and servers started by a test)."""
     with socket.socket() as s:

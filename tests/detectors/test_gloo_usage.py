@@ -9,27 +9,13 @@ summary's root cause).
 
 from __future__ import annotations
 
-from tests.helpers import engine_verdict
+from tests.helpers import engine_verdict, torchrun_summary
 
 
 def _summary(failed: int, world: int, pid0: int = 24173) -> list[str]:
-    lines = [f"E1206 03:19:38.927000 24160 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) "
-             f"local_rank: {failed} (pid: {pid0 + failed}) of binary: /usr/bin/python3",
-             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-             "============================================================", "train.py FAILED",
-             "------------------------------------------------------------", "Failures:"]
-    others = [r for r in range(world) if r != failed]
-    for i, r in enumerate(others, 1):
-        lines += [f"[{i}]:", "  time      : 2026-12-06_03:19:38", "  host      : localhost",
-                  f"  rank      : {r} (local_rank: {r})", f"  exitcode  : -15 (pid: {pid0 + r})  (SIGTERM)",
-                  "  error_file: <N/A>", f"  traceback : Signal 15 (SIGTERM) received by PID {pid0 + r}"]
-    lines += ["------------------------------------------------------------", "Root Cause (first observed failure):",
-              "[0]:", "  time      : 2026-12-06_03:19:38", "  host      : localhost",
-              f"  rank      : {failed} (local_rank: {failed})", f"  exitcode  : 1 (pid: {pid0 + failed}) ",
-              "  error_file: <N/A>",
-              "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
-              "============================================================"]
-    return lines
+    # the failed worker exited 1; torchrun then stopped the others with SIGTERM
+    return torchrun_summary(failed, {r: 1 if r == failed else -15 for r in range(world)},
+                            {r: pid0 + r for r in range(world)})
 
 
 _PEER = ("[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from detectors.diagnosis import build_report
-from tests.helpers import engine_verdict, fed_state
+from tests.helpers import engine_verdict, fed_state, torchrun_summary
 
 _STEPS = [f"| step {s:5d} | loss  6.4{s % 7:02d} | ppl   603.73 |   28.9 ms/step" for s in (10, 20, 30)]
 
@@ -25,27 +25,6 @@ _PEERS = [
     "closed by peer [127.0.0.1]:11681",
     "terminate called without an active exception",
 ]
-
-
-def _summary(pids: dict[int, int], root: int, codes: dict[int, int]) -> list[str]:
-    out = ["E1207 22:07:04.347000 15083 torch/distributed/elastic/multiprocessing/api.py:1002] failed "
-           f"(exitcode: {codes[root]}) local_rank: {root} (pid: {pids[root]}) of binary: /usr/bin/python3",
-           "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-           "============================================================",
-           "train.py FAILED",
-           "------------------------------------------------------------",
-           "Failures:"]
-    others = [r for r in sorted(pids) if r != root]
-    for i, r in enumerate(others, 1):
-        out += [f"[{i}]:", "  time      : 2026-12-07_22:07:04", "  host      : localhost",
-                f"  rank      : {r} (local_rank: {r})", f"  exitcode  : {codes[r]} (pid: {pids[r]})",
-                "  error_file: <N/A>", f"  traceback : Signal 15 (SIGTERM) received by PID {pids[r]}"]
-    out += ["------------------------------------------------------------", "Root Cause (first observed failure):",
-            "[0]:", "  time      : 2026-12-07_22:07:04", "  host      : localhost",
-            f"  rank      : {root} (local_rank: {root})", f"  exitcode  : {codes[root]} (pid: {pids[root]})",
-            "  error_file: <N/A>", f"  traceback : Signal 6 (SIGABRT) received by PID {pids[root]}",
-            "============================================================"]
-    return out
 
 
 def _xid(pid: int) -> list[str]:
@@ -62,7 +41,7 @@ _CODES = {0: -15, 1: -6, 2: -15}
 
 @pytest.mark.parametrize("culprit", [0, 2])
 def test_the_xid_names_the_rank_whose_pid_it_gives(culprit: int) -> None:
-    lines = _STEPS + _PEERS + _summary(_PIDS, 1, _CODES) + ["", "dmesg on the node:", *_xid(_PIDS[culprit])]
+    lines = _STEPS + _PEERS + torchrun_summary(1, _CODES, _PIDS, clock="2026-12-07_22:07:04") + ["", "dmesg on the node:", *_xid(_PIDS[culprit])]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank, top.data.get("rank_from")) == ("gpu_xid", culprit, "pid")
     report = build_report(fed_state(lines, "train.log"))["incidents"][0]
@@ -79,6 +58,6 @@ def test_the_agent_line_alone_gives_a_pid_its_rank() -> None:
 
 
 def test_a_pid_no_launcher_line_gives_names_no_rank() -> None:
-    lines = _STEPS + _PEERS + _summary(_PIDS, 1, _CODES) + _xid(22222)
+    lines = _STEPS + _PEERS + torchrun_summary(1, _CODES, _PIDS, clock="2026-12-07_22:07:04") + _xid(22222)
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("gpu_xid", None)
