@@ -69,7 +69,7 @@ class NoiseRule:
         # letters (2 µs a line instead of 6): the word start is checked on each match instead
         # (the counter the value was taken at may stand between: "loss at batch 5 = 17.47", fields.py)
         pair = (rf"(?:{alt})(?:_[a-z][a-z0-9_]{{0,30}})?(?:\s{{1,4}}(?:at|@)\s{{1,4}}(?:step|batch|iter|iteration|epoch|update)"
-                rf"\s{{0,4}}\d{{1,9}})?_?['\"\]]?\s{{0,16}}(?:[=:|]|is)?\s{{0,16}}['\"]?(?:tensor\(\[?|\[ {{0,8}})?[-+]?(?:\d|\.\d|nan|inf)")
+                rf"\s{{0,4}}\d{{1,9}})?_?['\"\]]?\s{{0,16}}(?:[=:|]|is|：)?\s{{0,16}}['\"]?(?:tensor\(\[?|\[ {{0,8}})?[-+]?(?:\d|\.\d|nan|inf)")
         object.__setattr__(self, "_pair", re.compile(pair.encode()))
 
     def has_pair(self, line: bytes) -> bool:

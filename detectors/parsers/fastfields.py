@@ -88,8 +88,11 @@ def _derive() -> re.Pattern[str] | None:
     pattern = src.pattern
     keys = sorted(fields._LOOKUP, key=len, reverse=True)
     alts = "|".join("[ _-]".join(map(re.escape, s.split(" "))) for s in keys)
-    if alts == fields._ALTS and f"(?P<key>{alts})" in pattern and all(re.fullmatch(r"[a-z0-9 /()\[\]]+", k) for k in keys):
-        pattern = pattern.replace(f"(?P<key>{alts})", f"(?P<key>{trie_regex(keys, '[ _-]')})", 1)
+    # (keys in other scripts, "损失", "потери", can never match the ASCII text this path reads: left out)
+    ascii_keys = [k for k in keys if k.isascii()]
+    if (alts == fields._ALTS and f"(?P<key>{alts})" in pattern
+            and all(re.fullmatch(r"[a-z0-9 /()\[\]]+", k) for k in ascii_keys)):
+        pattern = pattern.replace(f"(?P<key>{alts})", f"(?P<key>{trie_regex(ascii_keys, '[ _-]')})", 1)
     # the namespaces: "(?P<evns>eval|val|…)[/._-]" and "(?:(?:train|…)[/._-])"
     # (only before a separator that no word continues with: then at most one word of a chain fits)
     for m in list(re.finditer(r"\((\?P<\w+>|\?:)([a-z|]+)\)(?=\[/\._-?\])", pattern)):

@@ -26,7 +26,10 @@ __all__ = ["CANONICAL", "METRIC_KEYS", "SYNONYMS", "extract", "extract_records",
 # canonical key → the spellings that mean it (matched case-insensitively, whole words)
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "step": ("global_step", "global_steps", "global step", "globalstep", "step", "steps", "num_updates", "update", "updates",
-             "iteration", "iterations", "iter", "iters", "it"),
+             "iteration", "iterations", "iter", "iters", "it",
+             # the same in the languages training scripts are written in (Chinese, Japanese, Russian):
+             # "步数: 120", "ステップ 120", "шаг 120/600" (Chinese "第 120 步" puts the number first: _NTH_STEP)
+             "步数", "迭代", "ステップ", "шаг", "итерация"),
     "loss": ("lm loss", "lm_loss", "lm-loss", "train_loss_step", "train_loss", "train loss", "training loss",
              "training_loss", "total_loss", "total loss", "loss_step", "reduced_train_loss", "avg_loss",
              "avg loss", "average_loss", "average loss", "mean_loss",
@@ -39,11 +42,15 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              "l1",  # a loss named by its norm: EDSR's "[L1: 5.96]", FlowNet2's "L1: 1120820.6, EPE: ..."
              # a likelihood model's loss, its negative log-likelihood, per dimension in bits (flows,
              # VAEs, autoregressive image models: SurVAE's "Bits/dim: 9.041", Glow's "bpd")
-             "bits/dim", "bits per dim", "bits_per_dim", "bpd", "nll"),
+             "bits/dim", "bits per dim", "bits_per_dim", "bpd", "nll",
+             # Chinese, Japanese and Russian scripts' own words for the (training) loss: "损失: 69.25",
+             # "训练损失 nan", "損失: 0.52", "потери 40.74", "лосс: 2.3"
+             "训练损失", "损失值", "损失", "損失", "потери", "потеря", "лосс"),
     "grad_norm": ("grad_norm", "grad norm", "grad-norm", "gradnorm", "gnorm", "total_norm", "gradient_norm",
                   "gradient norm", "grad_norm_total",
                   # (demucs' solver, and SCNet built on it: "Train Summary | Epoch 3 | Loss=0.1673 | Grad=inf")
-                  "grad"),
+                  "grad",
+                  "梯度范数", "勾配ノルム", "норма градиента"),
     # a rank's own gradient norm before the all-reduce, and the reduced one, printed as such (a loop
     # that logs both, or rank 0's guard on the reduced norm): the own one is the rank's signal
     "local_grad_norm": ("local_grad_norm", "local grad norm", "local_gnorm", "local_gradient_norm"),
@@ -56,20 +63,22 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # prints no raw one ("  step |   ema_loss |  lr", "running_loss=2.31")
     "smoothed_loss": ("ema_loss", "loss_ema", "ema loss", "smoothed_loss", "smoothed loss", "smooth_loss",
                       "running_loss", "running loss", "moving_avg_loss", "loss_running"),
-    "lr": ("learning_rate", "learning rate", "lr"),
+    "lr": ("learning_rate", "learning rate", "lr", "学习率", "学習率", "скорость обучения"),
     # how many steps the loss scaler has thrown away so far, a running count (DeepSpeed's "skipped=4",
     # a loop's "overflows = 3/33", "num_overflows: 12"): the rate it grows at is the overflow rate
     "skipped": ("skipped", "skipped_steps", "skipped steps", "skipped_updates", "num_skipped", "skip_count",
                 "overflows", "num_overflows", "overflow_count", "overflow count", "n_overflows",
                 # (the steps whose gradients the scaler found inf in: torch's and Paddle's GradScaler call the
                 # flag found_inf, and a loop that counts them logs "found_inf_steps: 28")
-                "found_inf_steps", "found inf steps"),
+                "found_inf_steps", "found inf steps",
+                "пропущено шагов"),
     "epoch": ("epoch",),
     # a run's own reference: the lowest training loss it has seen ("Best Loss: 2.27")
     "best_loss": ("best_loss", "best loss", "min_loss", "min loss", "lowest loss", "lowest_loss"),
     # (Kaldi-lineage speech toolkits call the held-out set "cv": WeNet's "cv_loss", CAT's "mean_cv_loss")
     "eval_loss": ("eval_loss", "val_loss", "valid_loss", "validation_loss", "validation loss", "test_loss",
-                  "cv_loss", "cv loss", "mean_cv_loss"),
+                  "cv_loss", "cv loss", "mean_cv_loss",
+                  "验证损失", "検証損失", "валидационные потери"),
     # an error measure of a regression model: the held-out loss when the line is an evaluation's
     # ("val/rmsle nan", "[R2] Epoch 3 validation: msle nan"), never read as the training loss
     "error": ("mse", "msle", "rmse", "rmsle", "mae"),
@@ -128,7 +137,8 @@ def _field(key: str) -> re.Pattern[str]:
         r"(?:\s{1,4}(?:at|@)\s{1,4}(?P<atk>step|batch|iter|iteration|epoch|update)\s{0,4}(?P<atn>\d{1,9})(?![\d.]))?"
         # the key ends at a word boundary (loss_scale is not loss), then a separator: ":" "=" "|"
         # "is" or spaces; or "_" when a whole number token follows (WaveGlow's "loss_-4.0655")
-        r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
+        # (and the full-width colon of Chinese and Japanese text: "损失：69.25")
+        r"(?:(?![\w-])['\"\]]?(?:\s{0,16}(?:[:=|]|：|\bis\b)\s{0,16}|\s{1,12})|_(?=[-+]?\.?\d[\d.eE+-]{0,30}(?:[\s,;|]|$)))"
         # "Train loss 12001 0.166141" (NVIDIA Tacotron2/WaveGlow): the iteration between key and value
         r"(?:(?P<inner>\d{1,9})\s{1,4}(?=[-+]?\d*\.\d|nan|inf))?"
         # "loss: total: nan, xy: 11.83, wh: 1146.7" (YOLOv3-TF): the key's total, its parts after it
@@ -170,11 +180,17 @@ def extract(text: str) -> dict[str, float]:
     return extract_records(text)[0]
 
 
+# Chinese's ordinal step: "第 120 步" / "第 120/600 步" (the number before the word), read as "step 120"
+_NTH_STEP = re.compile(r"第\s{0,2}(\d{1,9})(?:\s{0,2}/\s{0,2}\d{1,9})?\s{0,2}步(?!数)")
+
+
 def extract_records(text: str) -> list[dict[str, float]]:
     """The records of one physical line: usually one; several when tqdm's ``\r`` updates
     were glued into one line by a paste (``Step: 895. … Total loss: 0.37: 100%|▉| Step: 896.
     … Total loss: 0.35``). A new record starts where the line's first step key comes back
     with another value; each record's first occurrence of a key wins."""
+    if "步" in text:
+        text = _NTH_STEP.sub(r"step \1", text)
     return _records(text, _FIELD if _may_have_parts(text) else _FIELD_NO_PARTS)
 
 

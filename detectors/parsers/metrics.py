@@ -35,9 +35,13 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 _TRIGGER = (
     r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|[Ll]oss [Tt]otal|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
     # the loss under its own name: a cross-entropy, or its exponential, the perplexity
-    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL|[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\))"
+    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL|[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\)"
+    # (the loss in Chinese, Japanese and Russian scripts' own words: fields.SYNONYMS)
+    # (alternations, not classes: the scan engines read bytes, and a class of multi-byte letters is a
+    # class of their bytes)
+    r"|损失|損失|(?:П|п)отер(?:и|я|ь)|(?:Л|л)осс)"
     # (the counter the value was taken at between the key and its value: "Average loss at step 2000: 4.37")
-    r"(?:\s{1,4}(?:at|@)\s{1,4}(?:step|batch|iter|iteration|epoch|update)\s{0,4}\d{1,9})?['\"\]]?\s{0,16}(?:[:=|]|is)?\s{0,16}['\"]?"
+    r"(?:\s{1,4}(?:at|@)\s{1,4}(?:step|batch|iter|iteration|epoch|update)\s{0,4}\d{1,9})?['\"\]]?\s{0,16}(?:[:=|]|：|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"
     r"|[Ll]oss_[-+]?\d"
     # a regression model's error measure (the held-out loss on an evaluation line: "val/rmsle nan")
