@@ -122,7 +122,8 @@ _NS = r"(?:(?:train|training|trainer|losses?|metrics?|optim|optimizer|actor|crit
 # (and "loss" inside an underscore-joined name: TensorFlowTTS's "train_mel_loss_before", EDVR's
 # "L1_Charbonnier_loss_color")
 _COMP = (r"[A-Za-z][A-Za-z0-9_]{0,40}[ _-][Ll]oss|[A-Za-z][A-Za-z0-9]{0,40}(?:_[A-Za-z0-9]{1,20}){0,4}_[Ll]oss_[a-z]{1,12}"
-         r"|[Ll]oss[_-][A-Za-z][A-Za-z0-9_]{0,40}|[A-Za-z][A-Za-z0-9]{0,40}[a-z0-9]Loss")
+         # (never the loss scale's own name, "loss_scaling=32768.0": no part of the loss)
+         r"|[Ll]oss[_-](?![Ss]cal)[A-Za-z][A-Za-z0-9_]{0,40}|[A-Za-z][A-Za-z0-9]{0,40}[a-z0-9]Loss")
 
 def _field(key: str) -> re.Pattern[str]:
     """The key/value pattern around ``key`` (the alternation that names the key and, when it

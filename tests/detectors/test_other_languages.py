@@ -70,3 +70,23 @@ def test_every_scan_engine_finds_them(engine: str) -> None:
     buf = "[rank0] шаг 10/60 | потери 40.7424 | масштаб 32768\n损失：0.52 | 迭代: 3/9\n".encode()
     got = [e.data.get("loss") for e in LogParser(engine=engine).parse_chunk(buf, 1, FileState("x")) if e.kind.value == "sample"]
     assert got == [40.7424, 0.52]
+
+
+def test_a_world_size_said_in_chinese_makes_rank_zero_logging_name_no_rank() -> None:
+    # accelerate's main process alone logs ("[RANK 0]"); its start-up line gives the world in
+    # Chinese ("进程数 = 2"): the grad norm it logs is the all-reduced one, no rank's own
+    lines = ["2026-12-07 22:55:25,759 - INFO - train - [RANK 0] ***** 开始训练 *****  进程数 = 2, 每个 epoch 步数 = 16"]
+    for i, (loss, gn) in enumerate([(3.23, 3.2), (3.01, 3.7), (2.24, 3.7), (0.84, 2.6), (0.48, 2.3), (146.3, 53.9),
+                                    (79.5, 32.9), (23.7, 13.6)]):
+        lines.append(f"2026-12-07 22:55:26,{i:03d} - INFO - train - [RANK 0] 第 {8 * (i + 1)} 步 | 损失: {loss} | "
+                     f"梯度范数: {gn} | 学习率: 1.2e+00")
+    found = [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")]
+    assert found
+    assert all(i.rank is None for i in found)
+
+
+def test_the_loss_scales_own_name_is_no_part_of_the_loss() -> None:
+    from detectors.parsers import fields
+
+    line = "rank 3: fp16 forward output contains inf/nan at global_step 92 (loss_scaling=32768.0), found_inf set"
+    assert fields._records(line, fields._FIELD) == fields.extract_records(line) == [{"step": 92.0}]
