@@ -77,6 +77,10 @@ _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:
 # worker / machine word with a short id ("hostA: ", "node1: ", "worker_b: ")
 _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}"
                          r"|(?:[Hh]ost|[Nn]ode|[Ww]orker|[Mm]achine)(?:[-_]?\d{1,3}|[-_]?[A-Z]|[-_][a-z])): ")
+# docker compose's service prefix ("trainer-worker-1  | ", v1's "trainer_worker_1  | ") and the same
+# with a container's name after the pod's, as Kubernetes log tailers print several pods interleaved
+# ("train-worker-1 trainer | "): a name whose last part holds the replica's number, then "| "
+_COMPOSE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*[-_][a-z]*\d[a-z0-9]*(?: [a-z][\w.-]{0,62})? {1,40}\| ")
 _RANK = re.compile(r"\[rank(?P<n>\d+)(?:/\d{1,6})?\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] " / "[rank1/4] "
 _SHORT_RANK = re.compile(r"\[[rR](?P<n>\d{1,6})(?:/\d{1,6})?\]:?\s")  # "[r3] ", "[r3/4] " (rank 3 of 4)
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] ", "[R3] "
@@ -302,6 +306,10 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         m = _HOST_LABEL.match(s, pos) if pos == 0 else None
         if m:
             pos = m.end()  # a multi-node runner's host label ("worker-1: ", "10.0.87.143: "): pdsh, clush, a user's tee
+            continue
+        m = _COMPOSE.match(s, pos) if pos == 0 else None
+        if m:
+            pos = m.end()  # docker compose's / a log tailer's "service-1  | " before each line of a replica
             continue
         m = _LABEL.match(s, pos) if pos == 0 else None
         if m and "Error" not in m.group() and "Exception" not in m.group():
