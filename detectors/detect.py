@@ -888,6 +888,12 @@ class JobState:
             if st.scale_last is not None and scale < st.scale_last and _halvings(st.scale_last, scale):
                 st.skipped_total += 1
                 self.scale_moves.append(ScaleMove(step, order, ev.time, ev.source, st.scale_last, scale, logged=True))
+            elif (self.scale_moves and not self.scale_moves[-1].logged and self.scale_moves[-1].to_scale is not None
+                  and scale > self.scale_moves[-1].to_scale):
+                # a metric line logging a scale above the last back-off's new one: the scaler grew back
+                # since, so the next back-off to that scale is a new overflow, not a copy of the last
+                # (DeepSpeed's "reducing to 32768" every few steps, "loss scale 65536.0" between them)
+                self.scale_regrown = scale
             st.scale_last = scale
         if "skipped_iters" in d:
             self._interval_skips(st, rec, prev_step, scale if scale_ok else None)
