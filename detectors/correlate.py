@@ -118,6 +118,15 @@ _PG = re.compile(r"\[PG (?:ID )?(\d+)")  # ProcessGroupNCCL's process group tag 
 _STEP_IN = re.compile(r"\b(?:step|iter(?:ation)?)[ :=#]{0,3}(\d{1,9})\b", re.IGNORECASE)
 
 
+def _sans_own(message: object, rank: int | None) -> object:
+    """A message with its speaker's own rank number (its device index, under one process per
+    GPU) made a placeholder: "found at least two devices, cpu and cuda:6!" on rank 6 and "cuda:3!" on
+    rank 3 are one message."""
+    if not isinstance(message, str) or rank is None:
+        return message
+    return re.sub(rf"(?<![\d.]){rank}(?![\d.])", "#", message)
+
+
 def _sort_key(f: Finding) -> tuple[float, bool, float, float, float, float, int]:
     """Priority, then a finding that names its rank, then the step clock (for a line with no step,
     its epoch and iteration within it), time, arrival."""
@@ -2628,9 +2637,12 @@ class _Correlator:
             rank = self._local_overflow_rank(None)[0]
         if rank is not None and (head.data.get("message") or head.data.get("exc_type")) and len(
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
-                 and f.data.get("exc_type") == head.data.get("exc_type") and f.data.get("message") == head.data.get("message")
+                 and f.data.get("exc_type") == head.data.get("exc_type")
+                 and _sans_own(f.data.get("message"), f.rank) == _sans_own(head.data.get("message"), head.rank)
                  and (head.step is None or f.step is None or f.step == head.step)}) > 1:
-            rank = None  # the same exception, word for word, on several ranks at once: the job's own error
+            # the same exception, word for word but for each rank's own number ("... cpu and cuda:6!"
+            # on rank 6, "cuda:3!" on rank 3), on several ranks at once: the job's own error
+            rank = None
         if rank is not None and head.data.get("metric") and head.data.get("pattern") and len(
                 {f.rank for f in causes if f.failure == failure and f.rank is not None
                  and f.data.get("pattern") == head.data.get("pattern") and f.data.get("metric") == head.data.get("metric")
