@@ -718,6 +718,16 @@ class _Correlator:
                     f.evidence = [*f.evidence, note]
         return out
 
+    def _own_loss_finite(self, rank: int | None, step: int) -> bool:
+        """The rank logged its own (local) loss finite at ``step``."""
+        if rank is None:
+            return False
+        for r, rs in self._ranked_series():
+            if r == rank and any(rec.step == step and rec.data.get("scope") == "local" and rec.data.get("own_loss")
+                                 and isinstance(v := rec.data.get("loss"), float) and math.isfinite(v) for rec in rs.samples):
+                return True
+        return False
+
     def _onset_odd_rank(self, after: int, until: int) -> tuple[int, SampleRec] | None:
         """The one rank whose own loss stood apart where a failure that shows on every rank began.
 
@@ -2369,8 +2379,11 @@ class _Correlator:
             late = [f for f in fatal if f.failure == "nonfinite_loss" and f.role is Role.CAUSE
                     and f.step is not None and own_bad[0].step is not None
                     and (f.rank != own_bad[0].rank or f.step > own_bad[0].step)
-                    # (or at that step, when it reports others' values: "non-finite grad norm on 1 rank(s)")
-                    and (f.step > own_bad[0].step or (f.data.get("observed") and f.step == own_bad[0].step))]
+                    # (or at that step, when it reports others' values: "non-finite grad norm on 1 rank(s)";
+                    # or a guard of another rank whose own loss it logged finite at that step: it
+                    # stopped on the reduced loss, "local_loss 0.8190 | loss nan" then "Loss is nan")
+                    and (f.step > own_bad[0].step or (f.step == own_bad[0].step and (
+                        f.data.get("observed") or (f.rank != own_bad[0].rank and self._own_loss_finite(f.rank, f.step)))))]
             for f in late:
                 f.role = Role.COLLATERAL
             fatal = [f for f in fatal if f not in late]

@@ -54,6 +54,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # a rank's own gradient norm before the all-reduce, and the reduced one, printed as such (a loop
     # that logs both, or rank 0's guard on the reduced norm): the own one is the rank's signal
     "local_grad_norm": ("local_grad_norm", "local grad norm", "local_gnorm", "local_gradient_norm"),
+    # a rank's own loss printed beside the all-reduced one ("local_loss 0.8190 | loss nan"): the own
+    # one is the rank's signal, the reduced one is every rank's alike
+    "local_loss": ("local_loss", "local loss", "rank_loss", "own_loss"),
     "global_grad_norm": ("global_grad_norm", "global grad norm", "global_gnorm", "global_gradient_norm",
                          "reduced_grad_norm", "allreduced_grad_norm", "all_reduced_grad_norm"),
     "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
@@ -304,6 +307,10 @@ _KEY_WORDS = frozenset(s.rsplit(" ", 1)[0].rsplit(" ", 1)[-1] for s in _LOOKUP i
 
 
 def _close(out: dict[str, float], parts: dict[str, float]) -> None:
+    own_loss = out.pop("local_loss", None)
+    if own_loss is not None:
+        out["loss"] = own_loss  # the rank's own loss beside the reduced one: this rank's signal
+        out["own_loss"] = 1.0
     own = out.pop("local_grad_norm", None)
     if own is not None:
         out["grad_norm"] = own  # the rank's own norm beside the reduced one: this rank's signal

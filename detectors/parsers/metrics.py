@@ -638,6 +638,9 @@ def _row(seg: Segment, cols: tuple[str | None, ...] | None, cells: list[str], em
     smoothed = values.pop("smoothed_loss", None)
     if smoothed is not None and "loss" not in values:
         values["loss"] = smoothed  # no raw loss column: the smoothed one is the table's loss
+    own_loss = values.pop("local_loss", None)
+    if own_loss is not None:
+        values["loss"] = own_loss  # the rank's own loss column beside the reduced one
     own = values.pop("local_grad_norm", None)
     if own is not None:
         values["grad_norm"] = own  # the rank's own norm column beside the reduced one
