@@ -56,7 +56,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "local_grad_norm": ("local_grad_norm", "local grad norm", "local_gnorm", "local_gradient_norm"),
     # a rank's own loss printed beside the all-reduced one ("local_loss 0.8190 | loss nan"): the own
     # one is the rank's signal, the reduced one is every rank's alike
-    "local_loss": ("local_loss", "local loss", "rank_loss", "own_loss"),
+    "local_loss": ("local_loss", "local loss"),
     "global_grad_norm": ("global_grad_norm", "global grad norm", "global_gnorm", "global_gradient_norm",
                          "reduced_grad_norm", "allreduced_grad_norm", "all_reduced_grad_norm"),
     "loss_scale": ("lg_loss_scale", "log2_loss_scale", "loss_scale", "loss scale", "loss-scale", "lossscale",
