@@ -1879,7 +1879,9 @@ class _Correlator:
         is somewhere else, it is the rank the others waited for: it hung. One process stopped
         while it waited on its data loader, a queue or a lock was stuck there (a warning: no
         peer to compare with). A job whose metric lines ran up to the stop was still making
-        progress (a healthy run someone stopped): nothing."""
+        progress (a healthy run someone stopped): nothing. A hang watchdog's stack dumps
+        (faulthandler, parsers/exceptions.py) are samples too; the exits with no exception of their
+        own that follow them are the watchdog ending its process, not failures."""
         if any(f.failure == "rank_hang" and f.rank is not None for f in fatal) or any(
                 f.role is Role.CAUSE and not f.data.get("weak") for f in fatal):
             return []
@@ -1901,6 +1903,12 @@ class _Correlator:
                 return []
             ev = samples[verdict.outlier][0]
             where = verdict.outlier_place.frames[0].text() if verdict.outlier_place and verdict.outlier_place.frames else None
+            dumped = {r for r in ranks if samples[r][0].data.get("stack_dump")}
+            for f in fatal:
+                if f.failure == "rank_exception" and f.role is Role.CAUSE and f.data.get("weak") and f.rank in dumped:
+                    # a positive exit with no exception of its own, from a rank whose watchdog had just
+                    # dumped its stacks (faulthandler): the watchdog ended it, after the hang
+                    f.role = Role.COLLATERAL
             return [self.finding("rank_hang", verdict.outlier, None, ev.time, [ev.source], rank_from="stacks",
                                  stacks=verdict.reason, waiting=list(verdict.waiting)[:64], where=where,
                                  last_step=self.last_step(verdict.outlier))]

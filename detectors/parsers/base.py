@@ -32,6 +32,16 @@ class JobParseState:
 
 
 @dataclass(slots=True)
+class FhBlock:
+    """One thread's block of a faulthandler dump while it is read: its frames so far (innermost
+    first, at most ``FRAME_KEEP`` of them) and, once its first frame in the program's own code was
+    read, the stack sample they make (where that thread was)."""
+
+    frames: list[tuple[str, str, int]] = field(default_factory=list)
+    sample: list[tuple[str, str, int]] | None = None
+
+
+@dataclass(slots=True)
 class FileState:
     """Per-file parse state. Created by the caller with what the path says."""
 
@@ -124,10 +134,10 @@ class FileState:
     # rank) of its lines: an interrupted process's last frames say where it was (parsers/exceptions.py)
     frames: dict[tuple[int | None, int | None], list[tuple[str, str, int]]] | None = None
     frames_at: int | None = None  # line of the last such frame read
-    # a faulthandler dump being read, per (rank, local rank): whether the block is the thread that
-    # received the signal ("Current thread 0x... (most recent call first):") and its frames so far
-    # (innermost first), None once its first frame in the program's own code was read
-    fh_blocks: dict[tuple[int | None, int | None], list[tuple[str, str, int]] | None] | None = None
+    # a faulthandler dump's thread block being read, per (rank, local rank): its frames so far
+    # (innermost first) and the stack sample they make (parsers/exceptions.py); None once the block's
+    # outermost frame said whose thread it is
+    fh_blocks: dict[tuple[int | None, int | None], FhBlock | None] | None = None
     # threading.excepthook's "Exception in thread ...:" header being read: (its line, its (rank, local rank) tags)
     thread_exc: tuple[int, tuple[int | None, int | None]] | None = None
     # a traceback's quoted source line that checks for NaN (``assert (x == x).all()``, ``assert not

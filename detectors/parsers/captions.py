@@ -8,6 +8,11 @@ time and no host of their own are that rank's (``rank_from: block``, as an untag
 right above a rank-tagged traceback), up to ``detectors.ranks.CAPTION_LINES`` lines (a py-spy
 dump of a few threads), the next caption, or the first timed log record (the job's own log goes
 on there, not the paste).
+
+A hang watchdog of the program's own announces its dump the same way, on a line of its own that
+carries its rank (``[watchdog rank=1] no training step finished in 15s, dumping all thread
+stacks``, ``rank 2: still running after 600s. Dumping stack traces...``, ``thread stacks follow``)
+before ``faulthandler.dump_traceback(all_threads=True)`` prints blocks that carry none.
 """
 
 from __future__ import annotations
@@ -36,4 +41,18 @@ def _caption(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
-RULES = [Rule("section.caption", r"[Rr]ank ?#?\d{1,5}(?:'s)?(?: [A-Za-z -]{1,30})?:\s*$", _caption)]
+# a line announcing the stack dump printed below it: "dumping all thread stacks", "Dumping stack
+# traces...", "dump tracebacks of all threads", "thread stacks follow", "Stacks follow."
+_ANNOUNCE = re.compile(r"\b(?:[Dd]ump(?:ing|s)?\b[\w ]{0,30}?\b(?:stack|traceback|thread)s?\b"
+                       r"|(?:[Ss]tack|[Tt]raceback)s? (?:traces? )?follow\b)")
+
+
+def _announce(m: re.Match[str], seg: Segment) -> bool:
+    """A rank's own line announcing the stack dump below it: its rank is the dump's."""
+    if seg.rank is not None and _ANNOUNCE.search(seg.body):
+        seg.file.caption = (seg.rank, seg.source.line)
+    return False
+
+
+RULES = [Rule("section.dump_caption", r"[Dd]ump(?:ing|s)? |[Ss]tacks follow|[Tt]racebacks follow|[Ss]tack traces follow", _announce),
+         Rule("section.caption", r"[Rr]ank ?#?\d{1,5}(?:'s)?(?: [A-Za-z -]{1,30})?:\s*$", _caption)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from detectors.model import EventKind
-from detectors.parsers.base import Rule, Segment
+from detectors.parsers.base import FhBlock, Rule, Segment
 from detectors.stacks import encode_frames
 
 __all__ = [
@@ -340,51 +340,59 @@ def _interrupted(m: re.Match[str], seg: Segment) -> bool:
 
 INTERRUPT_RULE = Rule("exception.interrupt", r"KeyboardInterrupt", _interrupted)
 
-# Python's faulthandler (faulthandler.register(SIGTERM) / dump_traceback_later / a fatal signal):
-# "Current thread 0x... (most recent call first):" then '  File "/x/train.py", line 22 in <module>'
-# (no comma before "in", innermost first), one block per thread (CPython Python/traceback.c)
+# Python's faulthandler (faulthandler.register(SIGTERM) / dump_traceback_later / a fatal signal /
+# a watchdog thread's dump_traceback(all_threads=True)): "Current thread 0x... (most recent call
+# first):" or "Thread 0x...", then '  File "/x/train.py", line 22 in <module>' (no comma before "in",
+# innermost first), one block per thread (CPython Python/traceback.c)
 _FH_HEADER = re.compile(r"(?P<current>Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):|"
                         r"(?P<stack>Stack) \(most recent call first\):")
 _FH_FRAME = re.compile(r'\s*File "(?P<file>[^"\n]{1,400})", line (?P<line>\d{1,7}) in (?P<fn>[^\s(]{1,120})\s*')
 # library and interpreter code: a frame here is not yet where the program itself was
 _LIBRARY_FILE = re.compile(r"(?:site|dist)-packages/|/lib/python\d+(?:\.\d+)?/|^<frozen |^<string>")
+# a block's outermost frame says whose thread it was: the interpreter's main thread runs the
+# script (``<module>``, or runpy's frames under ``python -m``); every other thread was started by
+# the threading module (``Thread._bootstrap``), a helper (a watchdog, a data loader's pin-memory
+# thread, a logger) and not where the training loop waits
+_MAIN_FNS = frozenset({"<module>", "_run_module_as_main", "_run_code"})
+_THREAD_FNS = frozenset({"_bootstrap", "_bootstrap_inner"})
 
 
 def _fh_header(m: re.Match[str], seg: Segment) -> bool:
-    """A faulthandler thread block begins: the thread that received the signal (``Current thread``,
-    or a ``Stack`` dump of one thread) is read as a stack sample; the others are not."""
+    """A faulthandler thread block begins: its frames are read until its outermost says whose
+    thread it is (``_fh_frame``)."""
     hm = _FH_HEADER.fullmatch(seg.body.strip())
     if hm is None:
         return False
     if seg.file.fh_blocks is None:
         seg.file.fh_blocks = {}
-    key = (seg.rank, seg.local_rank)
-    if hm.group("current") == "Thread":
-        seg.file.fh_blocks.pop(key, None)
-    else:
-        seg.file.fh_blocks[key] = []
+    seg.file.fh_blocks[(seg.rank, seg.local_rank)] = FhBlock()
     if len(seg.file.fh_blocks) > 4096:
         seg.file.fh_blocks.clear()
     return True
 
 
 def _fh_frame(m: re.Match[str], seg: Segment) -> bool:
-    """A frame of the signalled thread's faulthandler block: at its first frame in the program's own
-    code, the frames read so far (innermost first) are where the process was when the signal came:
-    said like an interrupted traceback (a stack sample, detectors.stacks)."""
+    """A frame of a faulthandler block. Its frames up to the first in the program's own code are
+    where that thread was; at the block's outermost frame, the main thread's block (whichever its
+    header: the thread that received the signal, or a ``Thread`` below a watchdog's own ``Current
+    thread``) is said like an interrupted traceback (a stack sample, detectors.stacks), and a
+    helper thread's (``threading``'s bootstrap) is dropped."""
     blocks = seg.file.fh_blocks
     key = (seg.rank, seg.local_rank)
     fm = _FH_FRAME.fullmatch(seg.body)
-    if fm is None or not blocks or blocks.get(key) is None:
+    if fm is None or not blocks or (blk := blocks.get(key)) is None:
         return False
-    mine = blocks[key]
-    assert mine is not None
-    mine.append((fm.group("fn"), fm.group("file"), int(fm.group("line"))))
-    if _LIBRARY_FILE.search(fm.group("file")) and len(mine) < FRAME_KEEP:
-        return True
-    blocks[key] = None  # the rest of the block is outer frames: the sample is taken
-    seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": "faulthandler", "reporter": "self", "interrupted": True,
-                                       "frames": encode_frames(mine), "stack_dump": True})
+    fn, path = fm.group("fn"), fm.group("file")
+    if blk.sample is None:
+        blk.frames.append((fn, path, int(fm.group("line"))))
+        if not _LIBRARY_FILE.search(path) or len(blk.frames) >= FRAME_KEEP:
+            blk.sample = blk.frames
+    if fn in _THREAD_FNS and path.endswith("threading.py"):
+        blocks[key] = None  # a helper thread's block
+    elif fn in _MAIN_FNS:
+        blocks[key] = None
+        seg.emit(EventKind.TEARDOWN, data={"pid": None, "signal": "faulthandler", "reporter": "self", "interrupted": True,
+                                           "frames": encode_frames(blk.sample or blk.frames), "stack_dump": True})
     return True
 
 

@@ -12,7 +12,9 @@ queue, Lornatang/YOLOv4-PyTorch style, 2020).
 
 from __future__ import annotations
 
-from tests.helpers import engine_verdict
+import pytest
+
+from tests.helpers import engine_events, engine_verdict
 
 _SITE = "/opt/venv/lib/python3.11/site-packages"
 
@@ -301,3 +303,52 @@ def test_faulthandler_dumps_at_a_stop_are_stack_samples() -> None:
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_hang", 1)
     assert top.data.get("rank_from") == "stacks"
+
+
+def _watchdog_dump(rank: int, announce: str, main: list[tuple[str, int, str]], helper_first: bool = True) -> list[str]:
+    # a hang watchdog thread of the program's own: it prints a line with its rank, then
+    # faulthandler.dump_traceback(all_threads=True); the watchdog is the "Current thread", the
+    # training loop is the main thread's block (outermost frame <module>). CPython lists the
+    # threads newest first, so the main thread usually comes last.
+    helper = [f"Current thread 0x00007f0c88e1{rank}6c0 (most recent call first):",
+              '  File "/home/user/job/train.py", line 11 in watchdog',
+              '  File "/usr/lib/python3.11/threading.py", line 982 in run',
+              '  File "/usr/lib/python3.11/threading.py", line 1045 in _bootstrap_inner',
+              '  File "/usr/lib/python3.11/threading.py", line 1002 in _bootstrap', ""]
+    main_block = [f"Thread 0x00007f0ca9e7{rank}b80 (most recent call first):",
+                  *(f'  File "{f}", line {n} in {fn}' for f, n, fn in main), ""]
+    return [announce.format(r=rank), *(helper + main_block if helper_first else main_block + helper)]
+
+
+_IN_BACKWARD = [(f"{_SITE}/torch/autograd/graph.py", 979, "_engine_run_backward"),
+                (f"{_SITE}/torch/_tensor.py", 623, "backward"), ("/home/user/job/train.py", 31, "<module>")]
+_IN_OWN_LOCK = [("/home/user/job/train.py", 22, "rotate_history"), ("/home/user/job/train.py", 20, "flush_metrics"),
+                ("/home/user/job/train.py", 32, "<module>")]
+
+
+@pytest.mark.parametrize("announce", ["[watchdog rank={r}] no training step finished in 15s, dumping all thread stacks and exiting",
+                                      "rank {r}: still running after 600s. Dumping stack traces...",
+                                      "[rank {r}] WATCHDOG: no progress for 120 s, thread stacks follow"])
+@pytest.mark.parametrize("helper_first", [True, False])
+def test_a_watchdogs_all_thread_dump_is_read_at_the_main_threads_block(announce: str, helper_first: bool) -> None:
+    # corpus holdout31 g31-009: each rank's watchdog dumps every thread and exits with code 3;
+    # rank 1's main thread sits in its own metrics lock while ranks 0 and 2 wait in DDP's
+    # backward all-reduce. The watchdog's own block ("Current thread") says nothing of the hang.
+    lines = [f"rank={r} step={s} loss=0.{6368 - s}" for s in (8, 16) for r in (1, 2, 0)]
+    lines += ["rank=2 step=24 loss=0.5512", "rank=0 step=24 loss=0.5512"]
+    for r in (1, 0, 2):
+        lines += _watchdog_dump(r, announce, _IN_OWN_LOCK if r == 1 else _IN_BACKWARD, helper_first)
+    lines += ["E1207 22:06:33.976000 14742 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 3) "
+              "local_rank: 0 (pid: 14745) of binary: /usr/bin/python"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.data.get("rank_from")) == ("rank_hang", 1, "stacks")
+
+
+def test_a_helper_threads_block_is_no_stack_sample() -> None:
+    # the watchdog's own "Current thread" block alone (the paste cut before the main thread's):
+    # the process was not waiting in the watchdog function
+    lines = _watchdog_dump(1, "[watchdog rank={r}] dumping all thread stacks", _IN_OWN_LOCK)[:6]
+    assert not [ev for ev in engine_events(lines) if ev.data.get("stack_dump")]
+    whole = _watchdog_dump(1, "[watchdog rank={r}] dumping all thread stacks", _IN_OWN_LOCK)
+    (sample,) = [ev for ev in engine_events(whole) if ev.data.get("stack_dump")]
+    assert (sample.rank, str(sample.data["frames"]).split("\t")[0]) == (1, "rotate_history")
