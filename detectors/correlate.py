@@ -1886,13 +1886,19 @@ class _Correlator:
                 f.role is Role.CAUSE and not f.data.get("weak") for f in fatal):
             return []
         samples: dict[int | None, tuple[Event, tuple[Any, ...]]] = {}
+        unranked: list[tuple[Event, tuple[Any, ...]]] = []  # each process's sample that names no rank
         for t in self.st.teardowns:
             raw = t.data.get("frames")
             if not t.data.get("interrupted") or not raw:
                 continue
             frames = decode_frames(raw)
             if frames and not is_launcher(frames):
-                samples.setdefault(self.resolve(t.rank, t.local_rank), (t, frames))
+                samples.setdefault(rank := self.resolve(t.rank, t.local_rank), (t, frames))
+                if rank is None:
+                    unranked.append((t, frames))
+        if samples.keys() == {None} and len(unranked) >= 3 and (
+                found := self._unranked_outlier(unranked)) is not None and not self._progressing_at(found[0].time):
+            return [found[1]]
         if not samples or self._progressing_at(min(t.time for t, _ in samples.values() if t.time is not None)
                                                if any(t.time is not None for t, _ in samples.values()) else None):
             return []
@@ -1922,6 +1928,28 @@ class _Correlator:
         return [self.finding("rank_hang", rank, None, ev.time, [ev.source], severity="warning",
                              rank_from="prefix" if rank is not None else None, stacks=f"interrupted in {place.name}",
                              where=place.frames[0].text() if place.frames else None, single=True)]
+
+    def _unranked_outlier(self, unranked: list[tuple[Event, tuple[Any, ...]]]) -> tuple[Event, Finding] | None:
+        """Stack samples of a stopped job that name no rank (faulthandler dumps of each worker at
+        a scheduler's SIGTERM, printed with no prefix), one per process of the world: when every
+        process but one waits in the same collective and that one is elsewhere, the job had hung.
+        Which rank that was the dumps cannot say; the one rank whose last own note stands apart
+        from its peers' (``loading next shard`` while they logged their step) can: it went
+        elsewhere, and the others waited for it. Without such a note the hang names no rank."""
+        ws = self.world_size() or self.spawn_world()
+        if ws and len(unranked) != ws:
+            return None
+        verdict = compare([RankStack(i, frames) for i, (_, frames) in enumerate(unranked)])
+        if verdict.outlier is None:
+            return None
+        ev = unranked[verdict.outlier][0]
+        lag = self._stopped_apart()
+        rank = lag[0] if lag is not None and lag[1] == "apart" else None
+        where = verdict.outlier_place.frames[0].text() if verdict.outlier_place and verdict.outlier_place.frames else None
+        evidence = [ev.source] + ([lag[2]] if lag is not None and rank is not None else [])
+        return ev, self.finding("rank_hang", rank, self.last_step(rank) if rank is not None else None, ev.time, evidence,
+                                rank_from="progress" if rank is not None else None, where=where,
+                                stacks=f"one of {len(unranked)} unnamed processes was elsewhere", samples_unranked=True)
 
     def stalled_before_stop(self, fatal: list[Finding]) -> list[Finding]:
         """A launcher stopped by a signal from outside (``Received 15 death signal``: a scheduler's

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from detectors.prefixes import split_prefixes
-from detectors.ranks import message_rank
+from detectors.ranks import GLUED_RANK, message_rank
 
 __all__ = ["LOOKBACK_BYTES", "LOOKBACK_LINES", "LastLine", "OddRank", "is_warning", "lagging_rank", "last_own_lines", "note_template", "odd_rank", "printed_before"]
 
@@ -168,6 +168,11 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
     got: dict[tuple[str, int], LastLine] = {}
     for i, raw in enumerate(lines):
         line = raw.rsplit("\r", 1)[-1] if "\r" in raw else raw
+        if ("ank" in line or "default" in line) and GLUED_RANK.search(line):
+            # two processes' notes printed into one line: each is its own rank's
+            for part in GLUED_RANK.split(line):
+                got.update({k: LastLine(i, n.body, n.line) for k, n in last_own_lines([part], year, file_rank).items()})
+            continue
         if not line.strip() or len(line) > MAX_BODY:
             continue
         pre = split_prefixes(line, year)

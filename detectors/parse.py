@@ -49,7 +49,7 @@ from detectors.parsers import (
 )
 from detectors.parsers.base import FileState, Rule, Segment, annotate
 from detectors.prefixes import bar_count, split_prefixes, split_progress_parts, year_bounds, year_of
-from detectors.ranks import message_rank, plausible, resolve_rank
+from detectors.ranks import GLUED_RANK, message_rank, plausible, resolve_rank
 from detectors.scanforms import FORMS
 from detectors.scanner import NoiseRule, Scanner
 from detectors.shapes import ShapeBook
@@ -204,7 +204,7 @@ class LogParser:
             pos = start
             state.look_at = start
             text = buf[start:end].decode("utf-8", "replace")
-            if not ctx and shape_ids.issuperset(ids) and not (("ank" in text or "default" in text) and _GLUED_RANK.search(text)):
+            if not ctx and shape_ids.issuperset(ids) and not (("ank" in text or "default" in text) and GLUED_RANK.search(text)):
                 book = getattr(state, "shapes", None)  # a FileState pickled by an older version lacks it
                 if book is None:
                     book = state.shapes = ShapeBook()
@@ -245,9 +245,9 @@ class LogParser:
         try_exc = rule_ids is None or self._exc_id in rule_ids
         source = Source(state.path, lineno, text[:MAX_EVIDENCE_CHARS])
         segments = text.split("\r")
-        if ("ank" in text or "default" in text) and _GLUED_RANK.search(text):
+        if ("ank" in text or "default" in text) and GLUED_RANK.search(text):
             # two processes' lines printed into one ("... loss=6.2964rank=1 step=5 ..."): each its own
-            segments = [part for seg in segments for part in _GLUED_RANK.split(seg)]
+            segments = [part for seg in segments for part in GLUED_RANK.split(seg)]
         for raw in segments:
             n, lead, rest, post = split_progress_parts(raw)
             if n is not None:
@@ -483,10 +483,6 @@ def _rich_continuation(rest: str, state: FileState, line: int, rank: int | None,
         state.rich_cont = None
     return rank, rank_from
 
-
-# a line of one process glued to the end of another's (no newline between two processes' writes
-# to one pipe): a rank tag right after a value's last character starts the second line
-_GLUED_RANK = re.compile(r"(?:(?<=\d)|(?<=nan)|(?<=inf))(?=(?:rank|Rank|RANK)[=: ]?\d{1,6}\s|\[(?:rank|default)\d{1,6}\]:)")
 
 
 # a count of none before the matched words: "nan-guard: 0 non-finite losses / 0 inf grads", "no NaN

@@ -28,12 +28,18 @@ from detectors.parsers.base import FileState, plausible
 from detectors.parsers.workermap import SNIPPET_LINES
 from detectors.prefixes import Prefixed
 
-__all__ = ["folded", "message_rank", "plausible", "resolve_rank"]
+__all__ = ["GLUED_RANK", "folded", "message_rank", "plausible", "resolve_rank"]
 
 # a log aggregator's mark on a line that stands for several sources' alike lines (Ray's driver
 # dedup, on by default: "... [repeated 12x across cluster]"); the prefix and numbers kept are one
 # source's, so the line is evidence about no single rank
 _FOLDED = re.compile(r"\[repeated \d+x across cluster\]")
+
+# a line of one process glued to the end of another's (no newline between two processes' writes
+# to one pipe): a rank tag right after a value's last character starts the second line, or a
+# logger's bracketed time stamp with the rank tag after it ("... lr 0.01[2026-12-07 23:23:33][rank3] step 30")
+GLUED_RANK = re.compile(r"(?:(?<=\d)|(?<=nan)|(?<=inf))(?=(?:rank|Rank|RANK)[=: ]?\d{1,6}\s|\[(?:rank|default)\d{1,6}\]:"
+                         r"|\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]\s?\[?(?:rank|Rank|RANK)[=: ]?\d{1,6}\b)")
 
 
 def folded(body: str) -> bool:
