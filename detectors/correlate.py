@@ -417,8 +417,9 @@ class _Correlator:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
         its rank (or, with no rank, the job) kept logging metric lines after it (HANDLED_SAMPLES or
         more), and nothing after it says a process ended (no launcher exit or teardown, no peer
-        timing out or losing its peer, no other cause). A note (info), not the job's failure.
-        One pass from the last finding back (a later traceback that was handled too does not make
+        timing out or losing its peer, no other cause). A note (info), not the job's failure. The
+        same exception raised again later, with a metric line after it, was handled again (a loop
+        that skips each bad record near its end too). One pass from the last finding back (a later traceback that was handled too does not make
         an earlier one fatal), the samples after one found by bisection: linear in the job's size."""
         if self.st.exits or self.st.teardowns or not any(f.failure == "rank_exception" for f in base):
             return
@@ -432,16 +433,28 @@ class _Correlator:
         every.sort()
         for orders in by_rank.values():
             orders.sort()
+        def after(f: Finding) -> tuple[int, int]:
+            """(metric lines after the finding that count, how many it takes to call it handled)"""
+            # (a traceback a log message printed was caught by the program: any process's lines
+            # after it count, as for one with no rank; only rank 0 may log metrics)
+            shared = f.rank is None or bool(f.data.get("logged"))
+            orders = every if shared or f.rank is None else by_rank.get(f.rank, [])
+            # (two lines of the rank's own after its traceback: that process went on; with no
+            # rank, any process's lines count, so it takes more)
+            return len(orders) - bisect_right(orders, f.order), HANDLED_SAMPLES if shared else HANDLED_OWN_SAMPLES
+
+        # the same exception (its rank, type, message but its numbers, innermost frame) already
+        # handled earlier in the log: a program that skips each bad record and logs why raises it
+        # again near the end too, with fewer metric lines left after it
+        survived = {_exception_key(f) for f in base if f.failure == "rank_exception" and f.role is Role.CAUSE
+                    and (counted := after(f))[0] >= counted[1]}
         fatal_after = False
         for f in sorted(base, key=lambda f: -f.order):
             if f.failure == "rank_exception" and f.role is Role.CAUSE and not fatal_after:
-                # (a traceback a log message printed was caught by the program: any process's lines
-                # after it count, as for one with no rank; only rank 0 may log metrics)
-                shared = f.rank is None or bool(f.data.get("logged"))
-                orders = every if shared or f.rank is None else by_rank.get(f.rank, [])
-                # (two lines of the rank's own after its traceback: that process went on; with no
-                # rank, any process's lines count, so it takes more)
-                if len(orders) - bisect_right(orders, f.order) >= (HANDLED_SAMPLES if shared else HANDLED_OWN_SAMPLES):
+                n, need = after(f)
+                if n >= need or (n >= 1 and _exception_key(f) in survived and any(
+                        g.order < f.order and g.failure == "rank_exception" and _exception_key(g) == _exception_key(f)
+                        for g in base)):
                     f.role = Role.BENIGN
                     f.data["handled"] = True
                     continue
@@ -1951,6 +1964,14 @@ class _Correlator:
                                 rank_from="progress" if rank is not None else None, where=where,
                                 stacks=f"one of {len(unranked)} unnamed processes was elsewhere", samples_unranked=True)
 
+    def _counted_to_end(self) -> bool:
+        """The job's last metric line counts its step up to its total (``step 200/200``,
+        ``iter 5000/5000``): the run trained to its planned end."""
+        last = max((rs.samples[-1] for rs in self.st.ranks.values() if rs.samples), key=lambda r: r.order, default=None)
+        if last is None or last.step is None:
+            return False
+        return any(int(a) == int(b) == int(last.step) for a, b in _STEP_OF_TOTAL.findall(last.source.text))
+
     def stalled_before_stop(self, fatal: list[Finding]) -> list[Finding]:
         """A launcher stopped by a signal from outside (``Received 15 death signal``: a scheduler's
         time limit, someone's kill) after the ranks' metric lines had stopped for far longer than
@@ -2366,6 +2387,15 @@ class _Correlator:
             for f in fatal:
                 f.severity = "info"
                 f.data["stopped_while_running"] = True
+        elif fatal and all(f.failure == "launcher_teardown" and f.role is Role.COLLATERAL for f in fatal) and any(
+                "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS
+                for f in fatal) and (self.st.trained_to_end or self._counted_to_end()):
+            # stopped from outside (Ctrl-C) after the run had trained to its end (its framework's
+            # end-of-training line, or its step counter at its total: "step 200/200"), and nothing
+            # failed: a job stopped in its post-training work, not a failure
+            for f in fatal:
+                f.severity = "info"
+                f.data["stopped_after_training"] = True
         if fatal and all(f.failure == "launcher_teardown" and f.role is not Role.CAUSE for f in fatal):
             cancels = [f for f in self.st.findings if f.failure == "launcher_teardown"
                        and (f.data.get("reason") or f.data.get("cancelled"))]
@@ -2419,7 +2449,10 @@ class _Correlator:
                     # or a guard of another rank whose own loss it logged finite at that step: it
                     # stopped on the reduced loss, "local_loss 0.8190 | loss nan" then "Loss is nan")
                     and (f.step > own_bad[0].step or (f.step == own_bad[0].step and (
-                        f.data.get("observed") or (f.rank != own_bad[0].rank and self._own_loss_finite(f.rank, f.step)))))]
+                        f.data.get("observed") or (f.rank != own_bad[0].rank and self._own_loss_finite(f.rank, f.step))
+                        # (or an evaluation's metric reported after it: the evaluation ran on the weights
+                        # that NaN had spoiled, "Monitored metric val_loss = nan is not finite")
+                        or (_printed_below(f, own_bad[0]) and _EVAL_METRIC.match(str(f.data.get("metric") or "")) is not None))))]
             for f in late:
                 f.role = Role.COLLATERAL
             fatal = [f for f in fatal if f not in late]
@@ -3306,6 +3339,10 @@ STALL_FACTOR = 20.0
 STALL_MIN_LINES = 6  # metric lines that make a cadence to judge the silence by
 # signals a launcher receives when someone (or something) outside stops a job: SIGTERM, SIGINT
 _OUTSIDE_STOPS = frozenset({"15", "2", "SIGTERM", "SIGINT"})
+# a metric of an evaluation pass ("val_loss", "eval/loss", "valid_ppl", "test_acc")
+_EVAL_METRIC = re.compile(r"(?i)(?:val|valid|validation|eval|evaluation|test)(?:[_/.\s-]|$)")
+# a step counter with its total: "step 200/200", "iter: 5000/5000", "Iteration 10 / 10"
+_STEP_OF_TOTAL = re.compile(r"(?i)\b(?:global[ _]step|steps?|iter(?:ation)?s?|it)\b\s*[:=]?\s*\[?\s*(\d{1,9})\s*/\s*(\d{1,9})\b")
 
 def _codes(raw: object) -> list[int]:
     """A fingerprint's ``ends_rank_with`` as its event carries it ("-6", "-6,-9"); [] if not that."""
@@ -3616,9 +3653,24 @@ def _cut_copies(base: list[Finding]) -> None:
                 break
 
 
+def _printed_below(f: Finding, g: Finding) -> bool:
+    """``f``'s line is below ``g``'s in the same file (a sample's and a matched line's arrival
+    orders are counted apart; their lines are not)."""
+    return bool(f.evidence and g.evidence and f.evidence[0].path == g.evidence[0].path
+                and f.evidence[0].line > g.evidence[0].line)
+
+
+def _exception_key(f: Finding) -> tuple[int | None, str, str, str]:
+    """An exception finding as the same exception raised again: its rank, type, message with its
+    numbers left out, and its innermost frame."""
+    frames = f.data.get("frames")
+    inner = frames.split("\n", 1)[0] if isinstance(frames, str) else ""
+    return (f.rank, str(f.data.get("exc_type") or ""), _DIGITS.sub("N", str(f.data.get("message") or "")), inner)
+
+
 def _explosion_passed(rs: RankState, at: SampleRec) -> bool:
-    """A gradient-norm outlier that came and went: the next logged norm is back within three
-    times the level it jumped from, the typical one of the ``SPIKE_PASSED_AFTER``+ norms logged
+    """A gradient-norm outlier that came and went: the next norm logged for a later step is back
+    within three times the level it jumped from, the typical one of the ``SPIKE_PASSED_AFTER``+ norms logged
     since sits within twice it, and every loss from the outlier on is finite and no higher than
     twice the typical loss before it (one bad batch the clipping absorbed: noted, never paged)."""
     g, base = at.data.get("grad_norm"), at.data.get("baseline_median")
@@ -3632,7 +3684,9 @@ def _explosion_passed(rs: RankState, at: SampleRec) -> bool:
         if p.order > at.order and isinstance(x, float):
             if not math.isfinite(x):
                 return False
-            norms.append(x)
+            if at.step is None or p.step != at.step:
+                # (the outlier's own step logged again: a guard's warning, then the step's metric line)
+                norms.append(x)
         if isinstance(lo, float):
             if not math.isfinite(lo) and p.order >= at.order:
                 return False

@@ -1,0 +1,102 @@
+"""Runs that look like failures and are not, beside the failures they look like.
+
+Shapes from CPU ``torchrun`` 2.13 jobs (corpus holdout32 g32c, made to tell these apart):
+
+1. A gradient-norm outlier a guard reports and clips, then the step's own metric line logs the
+   same norm again: the next norm of a *later* step says whether it came back (g32c-007).
+2. A loop that skips each malformed record and logs the traceback (``logger.warning(...,
+   exc_info=True)``): the last one comes near the end with one metric line left after it. The
+   same exception handled before was handled again (g32c-025).
+3. Ctrl-C after the run counted its steps to the total (``step 200/200``) and saved its final
+   checkpoint: a stop in post-training work, not a hang or a failure (g32c-014).
+4. One rank's own training loss NaN at a step its peer logged finite, then Lightning's
+   EarlyStopping on every rank (``Monitored metric val_loss = nan is not finite``): the
+   evaluation ran on the spoiled weights; the rank is the one whose loss went first (g32c-011).
+"""
+
+from __future__ import annotations
+
+from tests.helpers import engine_verdict
+
+
+def _loguru(t: int, rank: int, msg: str, level: str = "INFO") -> str:
+    return f"2026-12-08 00:37:{t // 10:02d}.{t % 10}00 | {level:<8} | rank={rank} | {msg}"
+
+
+def test_a_clipped_outlier_logged_twice_at_its_step_came_and_went() -> None:
+    lines = [_loguru(s, 0, f"step {s:3d} loss {2.3 - s / 100:.4f} grad_norm 0.{390 + s % 7} lr 1.0e-03") for s in range(5, 57)]
+    lines += [_loguru(57, r, "step 57: grad_norm 7.83 is 19x the running mean (0.406); clipped to 1.0", "WARNING")
+              for r in (2, 1, 0, 3)]
+    lines.append(_loguru(57, 0, "step  57 loss 2.8581 grad_norm 7.834 lr 1.0e-03"))
+    lines += [_loguru(s, 0, f"step {s:3d} loss {2.0 - (s - 58) / 200:.4f} grad_norm 0.{398 + s % 9} lr 1.0e-03")
+              for s in range(58, 100)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity) == ("grad_norm_explosion", "info")
+
+
+_TB = ["Traceback (most recent call last):",
+       '  File "/home/user/job/train.py", line 19, in batches',
+       "    r = json.loads(line)",
+       '  File "/usr/lib/python3.11/json/decoder.py", line 353, in raw_decode',
+       "    obj, end = self.scan_once(s, idx)",
+       "json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column {c} (char {ch})"]
+
+
+def _skipped(t: str, record: int, col: int) -> list[str]:
+    return [f"[2026-12-08 00:54:{t}][rank3][WARNING] skipping malformed record {record} in shard-00003.jsonl",
+            *(line.format(c=col, ch=col - 1) for line in _TB)]
+
+
+def _metric(t: str, step: int, loss: float) -> str:
+    return f"[2026-12-08 00:54:{t}][rank0][INFO] step {step} loss {loss:.4f}"
+
+
+def test_the_last_of_a_skip_loops_exceptions_was_handled_too() -> None:
+    lines = [*_skipped("12,857", 41, 96), _metric("13,146", 20, 0.4976), _metric("13,556", 40, 0.4536),
+             _metric("13,601", 45, 0.4412), *_skipped("13,570", 1337, 101), _metric("13,955", 60, 0.3891),
+             _metric("13,980", 65, 0.3702), _metric("14,001", 70, 0.3514), *_skipped("14,039", 2050, 99),
+             _metric("14,340", 80, 0.1706), "[2026-12-08 00:54:14,708][rank0][INFO] epoch finished (99 steps); saved model.pt"]
+    assert all(inc.severity == "info" for inc in engine_verdict(lines))
+
+
+def test_one_exception_then_a_single_metric_line_is_still_the_failure() -> None:
+    # (nothing handled before it: one metric line that was already on its way proves nothing)
+    lines = [_metric("13,146", 20, 0.4976), _metric("13,556", 40, 0.4536), *_skipped("14,039", 2050, 99),
+             _metric("14,340", 80, 0.1706)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.severity) == ("rank_exception", "critical")
+
+
+def _interrupted_after(last: str) -> list[str]:
+    lines = [f"step {s}/200 loss {4 / s:.5f}" for s in range(25, 201, 25) if s <= int(last)]
+    lines += ["saved checkpoint checkpoints/step_200.pt (final)" if last == "200" else "saved checkpoint",
+              "W1208 00:44:24.437000 27700 torch/distributed/elastic/agent/server/api.py:753] Received 2 death signal, "
+              "shutting down workers",
+              "W1208 00:44:24.438000 27700 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 30006 "
+              "closing signal SIGINT"]
+    for r in (0, 1):
+        lines += [f"[rank{r}]: Traceback (most recent call last):",
+                  f'[rank{r}]:   File "/home/user/job/train.py", line 24, in <module>', f"[rank{r}]:     time.sleep(0.5)",
+                  f"[rank{r}]: KeyboardInterrupt"]
+    return [*lines, "torch.distributed.elastic.multiprocessing.api.SignalException: Process 27700 got signal: 2"]
+
+
+def test_a_stop_after_the_step_counter_reached_its_total_is_a_note() -> None:
+    assert all(inc.severity == "info" for inc in engine_verdict(_interrupted_after("200")))
+
+
+def test_a_stop_before_the_total_is_still_reported() -> None:
+    assert any(inc.severity != "info" for inc in engine_verdict(_interrupted_after("150")))
+
+
+def test_an_evaluations_nan_after_a_ranks_own_nan_names_that_rank() -> None:
+    lines = []
+    for epoch, step in enumerate((0, 25, 50, 75)):
+        lines += [f"[rank 0] epoch {epoch} step {step} train_loss {1.38 - epoch / 5:.4f}",
+                  f"[rank 1] epoch {epoch} step {step} train_loss {1.39 - epoch / 5:.4f}",
+                  f"epoch {epoch}: val_loss {1.1 - epoch / 10:.4f}"]
+    lines += ["[rank 0] epoch 4 step 100 train_loss 0.2286", "[rank 1] epoch 4 step 100 train_loss nan", "epoch 4: val_loss nan"]
+    lines += [f"[rank: {r}] Monitored metric val_loss = nan is not finite. Previous best value was 0.668. "
+              "Signaling Trainer to stop." for r in (1, 0)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank, top.step) == ("nonfinite_loss", 1, 100)
