@@ -2048,7 +2048,7 @@ class _Correlator:
         received = [f for f in signalled if "pid" not in f.data
                     and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS]
         interrupts = [t for t in self.st.teardowns if t.data.get("interrupted")]
-        if (not received and not interrupts) or self.st.trained_to_end:
+        if (not received and not interrupts) or self.st.trained_to_end or self._counted_to_end():
             return []
         if clocked and any(self._progressing_at(t.time) for t in interrupts if t.time is not None):
             return []
