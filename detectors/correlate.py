@@ -461,6 +461,24 @@ class _Correlator:
             if f.role is not Role.BENIGN and (f.role is Role.CAUSE or f.failure in ("collective_timeout", "peer_connection_lost")):
                 fatal_after = True
 
+    def stalls_that_passed(self, base: list[Finding]) -> None:
+        """A hang report (a watchdog's ``Timeout (0:00:08)!`` dump, a stall warning) after which
+        every rank that logs metric lines logged a later step than its last one before it: the job
+        was slow there (a checkpoint written while the others waited at a barrier), not stuck. A
+        note (info), as long as nothing after it says a process ended."""
+        if self.st.exits or (self.st.teardowns and any(not t.data.get("interrupted") for t in self.st.teardowns)):
+            return
+        ranks = [rs for key, rs in self.st.ranks.items() if key is not None and rs.samples]
+        if not ranks:
+            return
+        for f in base:
+            if f.failure != "rank_hang" or f.role is not Role.CAUSE or not f.evidence:
+                continue
+            at = f.evidence[0]
+            if all(_stepped_past(rs, at) for rs in ranks):
+                f.role = Role.BENIGN
+                f.data["passed"] = True
+
     def _differs_from_peers(self, key: RankKey, rec: SampleRec) -> bool:
         """This rank's loss is non-finite and another rank (a global tag) logged a finite loss
         at that step: the two were not one reduced value."""
@@ -1900,10 +1918,13 @@ class _Correlator:
             return []
         samples: dict[int | None, tuple[Event, tuple[Any, ...]]] = {}
         unranked: list[tuple[Event, tuple[Any, ...]]] = []  # each process's sample that names no rank
+        ranked = [rs for key, rs in self.st.ranks.items() if key is not None and rs.samples]
         for t in self.st.teardowns:
             raw = t.data.get("frames")
             if not t.data.get("interrupted") or not raw:
                 continue
+            if ranked and all(_stepped_past(rs, t.source) for rs in ranked):
+                continue  # (every rank logged later steps after it: a watchdog's timed dump of a slow step)
             frames = decode_frames(raw)
             if frames and not is_launcher(frames):
                 samples.setdefault(rank := self.resolve(t.rank, t.local_rank), (t, frames))
@@ -2047,7 +2068,11 @@ class _Correlator:
                         if f.failure == "launcher_teardown")
         received = [f for f in signalled if "pid" not in f.data
                     and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS]
-        interrupts = [t for t in self.st.teardowns if t.data.get("interrupted")]
+        ranked = [rs for key, rs in self.st.ranks.items() if key is not None and rs.samples]
+        # (a stack dump every rank logged later steps after was no stop: a watchdog's timed dump
+        # of a slow step, faulthandler.dump_traceback_later without exit)
+        interrupts = [t for t in self.st.teardowns if t.data.get("interrupted")
+                      and not (ranked and all(_stepped_past(rs, t.source) for rs in ranked))]
         if (not received and not interrupts) or self.st.trained_to_end or self._counted_to_end():
             return []
         if clocked and any(self._progressing_at(t.time) for t in interrupts if t.time is not None):
@@ -2318,6 +2343,7 @@ class _Correlator:
         self.survived_warns(base)
         self.exit_finalizers(base)
         self.handled_exceptions(base)
+        self.stalls_that_passed(base)
         _after_oom(base)
         self.reduced_reports(base)
         _crash_after_own_comm_error(base)
@@ -3651,6 +3677,14 @@ def _cut_copies(base: list[Finding]) -> None:
                 f.data = {**{k: v for k, v in g.data.items() if k not in ("rank", "rank_from")},
                           **{k: v for k, v in f.data.items() if k in ("rank_from",)}, "cut_copy": True}
                 break
+
+
+def _stepped_past(rs: RankState, at: Source) -> bool:
+    """The rank logged, below the line ``at`` of the same file, a step beyond every step it had
+    logged above it."""
+    before = [p.step for p in rs.samples if p.step is not None and p.source.path == at.path and p.source.line < at.line]
+    after = [p.step for p in rs.samples if p.step is not None and p.source.path == at.path and p.source.line > at.line]
+    return bool(before) and bool(after) and max(after) > max(before)
 
 
 def _printed_below(f: Finding, g: Finding) -> bool:

@@ -100,3 +100,23 @@ def test_an_evaluations_nan_after_a_ranks_own_nan_names_that_rank() -> None:
               "Signaling Trainer to stop." for r in (1, 0)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank, top.step) == ("nonfinite_loss", 1, 100)
+
+
+def _timed_dump_then(after: list[int]) -> list[str]:
+    lines = [f"[rank{r}] step {s} loss {2 - s / 100:.4f}" for s in (25, 50, 75, 100) for r in (0, 2, 1)]
+    lines.append("[rank0] saving checkpoint step_100 ...")
+    for _ in range(2):
+        lines += ["Timeout (0:00:08)!", "Thread 0x00007f47af244b80 (most recent call first):",
+                  '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 5356 in barrier',
+                  '  File "/home/user/exp/train.py", line 14 in save_checkpoint',
+                  '  File "/home/user/exp/train.py", line 38 in <module>']
+    return lines + [f"[rank{r}] step {s} loss {1 - s / 1000:.4f}" for s in after for r in (0, 2, 1)]
+
+
+def test_a_timed_stack_dump_every_rank_logged_past_is_a_slow_step() -> None:
+    assert all(inc.severity == "info" for inc in engine_verdict(_timed_dump_then([125, 150, 175, 200])))
+
+
+def test_a_timed_stack_dump_with_no_step_after_it_is_a_hang() -> None:
+    top = engine_verdict(_timed_dump_then([]))[0]
+    assert top.failure == "rank_hang" and top.severity != "info"
