@@ -29,6 +29,7 @@ FORMS: dict[str, ScanForm] = {
     "table.header": ScanForm(sure=(
         r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
         r"\| *(?i:loss) *\|",
+        r"^ *(?i:step|steps|iter|iteration|epoch) +(?:│|┃|\|) +[A-Za-z]",
     )),
     # NCCL (?:WARN |INFO [\w./-]+:\d+ -> \d): the INFO alternative ends in ":<line> -> <code>"
     "nccl.chain": ScanForm(sure=(r"NCCL WARN ",), maybe=(r":\d+ -> \d",)),

@@ -589,10 +589,21 @@ def _header_key(cell: str) -> str | None:
     return key
 
 
+# a column of one part of a loss beside its total ("epoch | total | recon | kl | aux | lr": a VAE's
+# reconstruction and KL terms, an auxiliary loss, a detector's box and class terms)
+_LOSS_PART_CELL = re.compile(r"(?i:recon(?:struction)?|kl|kld|aux|ce|nll|mse|mae|l1|l2|reg|cls|box|bbox|obj|dfl|ctc|att"
+                             r"|vq|commit(?:ment)?|perceptual|adv|gan|disc|gen|\w{1,20}_loss|loss_\w{1,20})")
+
+
 def _named_columns(cells: list[str]) -> tuple[str | None, ...] | None:
     """A header row's canonical keys (None for a column the table does not know), when at least
-    two are known and one is a metric; else None. A rank's own column is ``key@rank``."""
+    two are known and one is a metric; else None. A rank's own column is ``key@rank``. A
+    ``total`` column beside the parts of a loss, in a table counted by epoch or step, is the loss."""
     cols = [_header_key(c) for c in cells]
+    low = [c.strip().casefold() for c in cells]
+    if ("loss" not in cols and low.count("total") == 1 and {"epoch", "step"} & set(cols)
+            and any(_LOSS_PART_CELL.fullmatch(c.strip()) for c, k in zip(cells, cols, strict=True) if k is None and c.strip().casefold() != "total")):
+        cols[low.index("total")] = "loss"
     if cols.count(_RANK_COLUMN) > 1:
         return None
     bases = {c.partition("@")[0] if c and not c.startswith("@") else c for c in cols}
@@ -1178,7 +1189,9 @@ RULES = [
     Rule("bare.value", r"^[ \t]*[-+]?(?:[0-9]+\.[0-9]+|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+)[ \t]*\r?$", _bare_value, on_raw=True),
     # (alternations, not classes, of the box characters: the scan matches bytes, and a class of
     # multi-byte characters would be a class of their bytes)
-    Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)",
+    # (or a table printed without its outer pipes, its counter first: "epoch |  total |  recon | lr")
+    Rule("table.header", r"(?:│|┃|\|) *(?i:step|steps|iter|iteration|epoch|rank|loss|(?:train|mean|avg)[_ ]loss|grad[_ ]?norm|gnorm|lr) *(?:│|┃|\|)"
+                         r"|^ *(?i:step|steps|iter|iteration|epoch) +(?:│|┃|\|) +[A-Za-z]",
          _table_header),
     Rule("table.row", r"(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)[0-9.eE+ -]{0,30}(?:│|┃|\|) *[-+]?(?:[0-9]|nan|inf)", _table_row),
     # (no spaces in a header cell: "Epoch 1, Batch 5, Loss 2.3" is a metric line, not a header)

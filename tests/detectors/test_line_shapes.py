@@ -58,6 +58,18 @@ def test_a_table_header_names_the_columns_of_its_rows() -> None:
     assert samples(["step 10 | loss 2.3 | grad_norm 1e-4"], rank=None) == [(10, {"loss": 2.3, "grad_norm": 0.0001})]
 
 
+def test_a_total_column_beside_the_parts_of_a_loss_is_the_loss() -> None:
+    # a VAE's per-epoch table printed by its Lightning callback, its counter first and no outer pipes
+    # (corpus holdout32 g32-008): "total" is the sum of the recon, kl and aux terms
+    table = ["epoch |      total |      recon |         kl |      aux |       lr",
+             "------------------------------------------------------------------",
+             "   10 |      6.346 |      3.048 |      5.874 |    0.361 |   0.0500",
+             "   11 |     17.160 |     11.950 |      7.407 |    1.506 |   0.2500"]
+    assert [d for _, d in samples(table, rank=None)] == [{"loss": 6.346}, {"loss": 17.16}]
+    # a "total" with no part of a loss beside it (tokens, seconds) is no loss
+    assert samples(["epoch |  total |   time |     lr", "   10 |  51200 |   12.5 | 0.0500"], rank=None) == []
+
+
 def test_a_per_rank_table_names_each_rows_process() -> None:
     # a Fabric job printing one rich table per epoch (rank 0 gathers every rank's mean loss), with a
     # column of words beside the numbers (corpus holdout22 g22b-012)
