@@ -43,6 +43,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
              # a likelihood model's loss, its negative log-likelihood, per dimension in bits (flows,
              # VAEs, autoregressive image models: SurVAE's "Bits/dim: 9.041", Glow's "bpd")
              "bits/dim", "bits per dim", "bits_per_dim", "bpd", "nll",
+             # (the negative ELBO a VAE minimises, printed as such)
+             "neg_elbo", "nelbo", "negative_elbo",
              # Chinese, Japanese and Russian scripts' own words for the (training) loss: "损失: 69.25",
              # "训练损失 nan", "損失: 0.52", "потери 40.74", "лосс: 2.3"
              "训练损失", "损失值", "损失", "損失", "потери", "потеря", "лосс"),
@@ -92,7 +94,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     # a log-likelihood the run maximises (Kaldi/EESEN's CTC "Obj(log[Pzx]) = -8.45"): read as the
     # loss it stands for, its negative (see _close)
     "loglik": ("log_likelihood", "log likelihood", "log-likelihood", "loglikelihood", "loglik", "obj(log[pzx])",
-               "mean_loglik", "avg_loglik", "mean_log_likelihood", "avg_log_likelihood"),
+               "mean_loglik", "avg_loglik", "mean_log_likelihood", "avg_log_likelihood",
+               # a VAE's evidence lower bound, the log-likelihood it maximises in its place
+               # ("elbo=-39.85 recon=39.73 kl=0.12"): its negative is the loss
+               "elbo", "train_elbo", "mean_elbo", "avg_elbo"),
     # a perplexity is exp(cross-entropy): read as the loss it stands for (ln ppl, see _records)
     "ppl": ("ppl", "perplexity", "train_ppl", "train_perplexity"),
     "eval_ppl": ("validation perplexity", "validation ppl", "valid perplexity", "valid ppl", "val ppl",

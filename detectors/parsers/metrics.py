@@ -35,7 +35,7 @@ _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|I
 _TRIGGER = (
     r"(?:[Ll]oss(?:/[a-z]{1,8}){0,2}|[Ll]oss_(?:step|epoch|total|value|sum)|[Ll]oss [Tt]otal|LOSS|[Gg]rad[ _-]?[Nn]orm|GRAD_NORM|gnorm|total_norm|[Ss]cale"
     # the loss under its own name: a cross-entropy, or its exponential, the perplexity
-    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL|[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\)"
+    r"|[Cc]ross[ _-]?[Ee]ntropy|xent|[Cc]ost|COST|[Pp]pl|PPL|[Pp]erplexity|L1|[Bb]its(?:/| per |_per_)dim|bpd|BPD|[Nn]ll|NLL|[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\)|[Ee]lbo|ELBO"
     # (the loss in Chinese, Japanese and Russian scripts' own words: fields.SYNONYMS)
     # (alternations, not classes: the scan engines read bytes, and a class of multi-byte letters is a
     # class of their bytes)
@@ -108,8 +108,8 @@ def _scope(body: str, values: dict[str, float]) -> str:
 _QUOTED_KEY = re.compile(r"""['"][\w/.-]{1,40}['"]\s{0,4}:""")  # a JSON / dict key: explicit
 _TABLE_ROW = re.compile(r"\s*\|\s*[\w/. -]{1,60}?\s*\|\s*\S{1,40}\s*\|\s*")
 # "loss: 0.81", "train_loss_step=2.31" (a bar's postfix), "loss/train/total: 7.1", "loss_-4.06"
-_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS|L1)(?:_[a-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)"
-                         r"|(?:[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\))\s{0,2}[:=]")
+_KEYED_LOSS = re.compile(r"(?<![\w/.-])[\w.-]{0,40}?(?:[Ll]oss|LOSS|L1)(?:_[A-Za-z]{1,10}|(?:/[a-z]{1,8}){1,2})?(?:['\"]?\s{0,2}[:=]|_[-+]?\.?\d)"
+                         r"|(?:[Ll]og[_ -]?[Ll]ikelihood|[Ll]oglik|Obj\(log\[Pzx\]\)|[Ee]lbo|ELBO)\s{0,2}[:=]")
 
 
 # a bracketed number leading the message, before its keys: the step ("[6] loss=nan, ..." from
@@ -123,7 +123,9 @@ _KERAS_STEP = re.compile(r"\s*(\d{1,9})/\d{1,9} \[[=>.]{1,80}\] - ")
 # restarts every epoch: no step, but it orders one epoch's lines: "epoch_iter")
 _BRACKET_EPOCH = re.compile(r"\b(?:Train|TRAIN|Training|Epoch(?:\(train\))?)\s{0,4}:?\s{0,4}\[\s{0,8}(\d{1,6})(?:/\d{1,6})?\]\s{0,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]"
                             # (plain loops print the epoch bare: "Epoch 2 [20/31]", "Epoch 3/10 [120/500]")
-                            r"|\bEpoch:?\s{1,4}(\d{1,6})(?:/\d{1,6})?\s{1,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]")
+                            r"|\bEpoch:?\s{1,4}(\d{1,6})(?:/\d{1,6})?\s{1,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]"
+                            # (the PyTorch DCGAN example's "[0/4][12/20]\tLoss_D: ...": [epoch/epochs][batch/batches])
+                            r"|^\[(\d{1,6})/\d{1,6}\]\[(\d{1,9})/\d{1,9}\]\s")
 
 # the bracketed iteration of a logger that names its loop before the counter: MMEngine's
 # iteration-based loop "Iter(train) [ 7/20]" (xtuner, mmsegmentation), a global counter
@@ -206,7 +208,7 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
     if "step" not in values and (it := _BRACKET_ITER.search(body)) is not None:
         values["step"] = float(it.group(1))
     if ("epoch" not in values or "step" not in values) and (ep := _BRACKET_EPOCH.search(body)) is not None:
-        epoch, batch = (ep.group(1), ep.group(2)) if ep.group(1) is not None else (ep.group(3), ep.group(4))
+        epoch, batch = next((ep.group(i), ep.group(i + 1)) for i in (1, 3, 5) if ep.group(i) is not None)
         values.setdefault("epoch", float(epoch))
         if "step" not in values and values["epoch"] == float(epoch):
             values["epoch_iter"] = float(batch)

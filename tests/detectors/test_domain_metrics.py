@@ -1,0 +1,49 @@
+"""Metrics named the way a model's own community logs them (corpus holdout32 g32b, CPU ``torchrun``
+2.13 jobs of several domains).
+
+- A VAE's evidence lower bound, ``elbo=-39.85 recon=39.73 kl=0.12``: the ELBO is maximised in place
+  of the log-likelihood, so its negative is the loss; an ELBO running away to ``-1.5e19`` is the
+  loss exploding (g32b-003; Pyro's and most VAE loops' ``elbo``; ``neg_elbo`` is the loss as it is).
+- The PyTorch DCGAN example's line (pytorch/examples ``dcgan/main.py``, the DCGAN tutorial):
+  ``[0/4][12/20]\\tLoss_D: 1.1237\\tLoss_G: 0.8496\\tD(x): 0.5937\\tD(G(z)): 0.4418 / 0.4331``:
+  ``[epoch/epochs][batch/batches]`` is the position; ``Loss_D`` and ``Loss_G`` are the two
+  losses, read as parts of the loss (g32b-002).
+"""
+
+from __future__ import annotations
+
+from detectors.model import EventKind
+from detectors.parsers.fields import extract_records
+from tests.helpers import engine_events, engine_verdict
+
+
+def test_the_negative_elbo_is_the_loss() -> None:
+    assert extract_records("epoch 0 step 4: elbo=-39.0224 recon=38.9124 kl=0.1100") == [
+        {"epoch": 0.0, "step": 4.0, "loss": 39.0224}]
+    assert extract_records("step 4 neg_elbo 39.02") == [{"step": 4.0, "loss": 39.02}]
+
+
+def test_one_ranks_elbo_running_away_names_it() -> None:
+    lines = []
+    for step in range(0, 40, 4):
+        for r in (2, 0, 1):
+            elbo = -39.0 + step / 10 if r != 2 or step < 16 else -39.0 * 10 ** ((step - 12) // 4)
+            lines.append(f"[rank {r}] epoch {step // 8} step {step}: elbo={elbo:.4f} recon={-elbo - 0.12:.4f} kl=0.1200")
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("loss_spike", 2)
+
+
+def _dcgan(rank: int, epoch: int, i: int, d: float, g: float) -> str:
+    return f"[rank{rank}] [{epoch}/4][{i}/20]\tLoss_D: {d:.4f}\tLoss_G: {g:.4f}\tD(x): 0.5937\tD(G(z)): 0.4418 / 0.4331"
+
+
+def test_the_dcgan_examples_line_is_a_sample_at_its_epoch_and_batch() -> None:
+    (ev,) = [e for e in engine_events([_dcgan(1, 2, 12, 1.1237, 0.8496)]) if e.kind is EventKind.SAMPLE]
+    assert (ev.rank, ev.data["epoch"], ev.data["epoch_iter"], round(ev.data["loss"], 4)) == (1, 2.0, 12.0, 1.9733)
+
+
+def test_one_ranks_generator_loss_running_away_names_it() -> None:
+    lines = [_dcgan(r, e, i, 0.5 + (i % 3) / 10, 1.3 if r != 1 or e < 2 else (38.7 if i == 0 else 100.0))
+             for e in range(4) for i in range(0, 20, 5) for r in (0, 1, 2)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("loss_spike", 1)
