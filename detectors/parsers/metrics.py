@@ -185,6 +185,18 @@ _SCALER_WORD = re.compile(r"(?i:loss[ _-]?scal|grad[ _-]?scal|scaler|\bamp\b|fp1
 _ARGS_REPR = re.compile(r"[`'\"\s]{0,4}(?:[\w .-]{1,30}[:=]\s{0,2})?(?:argparse\.)?Namespace\(")
 
 
+# a scaler's own move, not a metric line's reading ("scale 4294967296 -> 2147483648", "skipping step")
+_SCALE_MOVE = re.compile(r"->|→|(?i:reduc|skip|overflow|found inf|backoff|back-off)")
+
+
+def _power_of_two(v: float) -> bool:
+    """A dynamic loss scale's value: 2**k for k from 3 up (8 .. 2**24 and beyond)."""
+    if not math.isfinite(v) or v < 8:
+        return False
+    mant, _ = math.frexp(v)
+    return mant == 0.5
+
+
 def _fields(m: re.Match[str], seg: Segment) -> bool:
     body = seg.body
     if _ARGS_REPR.match(body):
@@ -194,9 +206,11 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
         return _glued(seg, body, records)
     values = records[0]
     tagged = _as_eval(seg.raw or body, values)
-    if "loss_scale" in values and not values.keys() & {"loss", "grad_norm", "eval_loss"} and not _SCALER_WORD.search(body):
+    if ("loss_scale" in values and not values.keys() & {"loss", "grad_norm", "eval_loss"} and not _SCALER_WORD.search(body)
+            and not ("step" in values and _power_of_two(values["loss_scale"]) and not _SCALE_MOVE.search(body))):
         # a bare "scale" with nothing of the loss or the scaler beside it ("late_qat:enabled
-        # step:5227 scale:0.1499", a quantizer's scale) is no loss scale
+        # step:5227 scale:0.1499", a quantizer's scale) is no loss scale; a power of two at a step
+        # is one ("step   71 | scale   32768.0": a dynamic scaler halves and doubles it)
         del values["loss_scale"]
     metrics = METRIC_KEYS & values.keys()
     if not metrics:

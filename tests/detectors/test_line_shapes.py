@@ -99,3 +99,24 @@ def test_deepspeed_scales_in_scientific_notation_and_a_move_told_twice() -> None
     moves = _dedupe_moves(st.scale_moves)  # the overflow line and the metric line right below it: one move
     assert [(m.from_scale, m.to_scale, m.step) for m in moves] == [(1048580.0, 524288.0, None), (524288.0, 262144.0, 2)]
     assert st.scale_moves[1].step is None  # the overflow line's own move: the state is only read
+
+
+def test_a_bare_scale_that_is_a_power_of_two_at_a_step_is_the_loss_scale() -> None:
+    # a GradScaler loop printing scaler.get_scale() each step and nothing else (corpus holdout32 g32-012)
+    assert samples(["step   71 | scale   32768.0"], rank=None) == [(71, {"loss_scale": 32768.0})]
+    # a quantizer's scale, a scaler's own move, a scale with no step: none is a reading of the loss scale
+    assert samples(["late_qat:enabled step:5227 scale:0.1499"], rank=None) == []
+    assert samples(["step 1: found inf/nan in grads, skipping optimizer step; scale 4294967296 -> 2147483648"],
+                   rank=None) == []
+    assert samples(["scale 65536.0"], rank=None) == []
+
+
+def test_a_scale_that_keeps_dropping_all_run_long_is_overflow_skips() -> None:
+    scale, lines = 65536.0, []
+    for step in range(1, 301):
+        if step % 7 == 0:
+            scale /= 2  # a back-off: the step overflowed and was skipped
+        elif step % 7 == 3:
+            scale *= 2
+        lines.append(f"step {step:4d} | scale {scale:10.1f}")
+    assert [i.failure for i in incidents(fed_state(lines, "rank.log", rank=None))][:1] == ["fp16_overflow_skips"]
