@@ -139,6 +139,9 @@ def _field(key: str) -> re.Pattern[str]:
     return re.compile(
         # a key starts a word; "1/Step:" is a tqdm counter glued to the next update's text, not a path
         rf"(?:(?<![\w/.-])|(?<=\d/))(?:{_EVAL_NS}(?:main/)?|{_NS})?{key}"
+        # how the value was averaged, in parentheses after the key ("loss(avg50) 2.2671", "loss (ema)
+        # 0.41"): the same metric, as a header cell's qualifier is (metrics._CELL_QUALIFIER)
+        r"(?:\s?\((?:avg|mean|ema|ma|smooth|smoothed|running|moving)[a-z_ ]{0,8}\d{0,6}\))?"
         r"(?P<den>/(?:(?:max|total|num)_?(?:steps?|iters?|iterations?)|total))?"
         # "Average loss at step 2000: 4.37" (TensorFlow's word2vec tutorial and its many copies),
         # "Minibatch loss at step 500: 1.23", "loss at batch 5 = tensor(17.47, ...)": the counter

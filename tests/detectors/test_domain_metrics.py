@@ -47,3 +47,13 @@ def test_one_ranks_generator_loss_running_away_names_it() -> None:
              for e in range(4) for i in range(0, 20, 5) for r in (0, 1, 2)]
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("loss_spike", 1)
+
+
+def test_a_key_with_how_it_was_averaged_is_that_metric() -> None:
+    # "loss(avg50)": a 50-step running mean (corpus holdout32 g32-007); an averaging qualifier only
+    line = "2026-12-08 00:40:36 | train | step    50/1000 | loss(avg50)    2.2671 | lr 5.00e-03 | 10723 samples/s"
+    assert extract_records(line) == [{"step": 50.0, "loss": 2.2671, "lr": 0.005}]
+    assert extract_records("step 5 loss (ema) 0.41") == [{"step": 5.0, "loss": 0.41}]
+    assert extract_records("step 5 loss(val) 0.41") == [{"step": 5.0}]
+    (ev,) = [e for e in engine_events([line]) if e.kind is EventKind.SAMPLE and "loss" in e.data]
+    assert (ev.step, ev.data["loss"]) == (50, 2.2671)
