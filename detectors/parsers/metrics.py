@@ -160,6 +160,10 @@ def _as_eval(text: str, values: dict[str, float]) -> bool:
     if "loss" not in values:
         # an error measure alone ("Epoch 3 validation: msle nan"): any word of evaluation tags it
         if _EVAL_WORD.search(text) is None:
+            if "step" in values:
+                # a regression model's training line at a step with no other loss ("it  380  mse
+                # 9.31"): its error measure is the loss it minimises
+                values["loss"] = values.pop("error")
             return False
         values["eval_loss"] = values.pop("error")
         return True

@@ -57,3 +57,19 @@ def test_a_key_with_how_it_was_averaged_is_that_metric() -> None:
     assert extract_records("step 5 loss(val) 0.41") == [{"step": 5.0}]
     (ev,) = [e for e in engine_events([line]) if e.kind is EventKind.SAMPLE and "loss" in e.data]
     assert (ev.step, ev.data["loss"]) == (50, 2.2671)
+
+
+def test_a_regression_models_error_at_a_step_is_its_loss() -> None:
+    # "it  380  mse 9.31" with no other loss on the line (corpus holdout32 g32-022): a training line;
+    # the same measure on an evaluation's line stays the held-out loss
+    (ev,) = [e for e in engine_events(["it  380  mse 9.31027"]) if e.kind is EventKind.SAMPLE]
+    assert (ev.step, ev.data) == (380, {"loss": 9.31027, "scope": "local"})
+    (ev,) = [e for e in engine_events(["Epoch 3 validation: msle nan"]) if e.kind is EventKind.SAMPLE and "perf" not in e.data]
+    assert "loss" not in ev.data and "eval_loss" in ev.data
+
+
+def test_a_growing_oscillation_of_the_error_is_a_spike() -> None:
+    lines = [f"it {i:4d}  mse {0.012 + (i % 7) / 1000:.5f}" for i in range(5, 300, 5)]
+    lines += [f"it {i:4d}  mse {(0.17 * 3 ** k) if i % 40 == 0 else 0.02:.5f}" for k, i in enumerate(range(300, 460, 5))]
+    top = engine_verdict(lines)[0]
+    assert top.failure == "loss_spike"
