@@ -81,6 +81,9 @@ _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:
 # with a container's name after the pod's, as Kubernetes log tailers print several pods interleaved
 # ("train-worker-1 trainer | "): a name whose last part holds the replica's number, then "| "
 _COMPOSE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*[-_][a-z]*\d[a-z0-9]*(?: [a-z][\w.-]{0,62})? {1,40}\| ")
+# ESPnet2's logging format ("[{hostname}:{rank}/{world_size}] %(asctime)s (%(module)s:%(lineno)d)
+# %(levelname)s: ...", espnet2/tasks/abs_task.py): "[7cc1303a881b:0/8] 2022-02-21 11:42:05,031 ..."
+_ESPNET = re.compile(r"\[(?P<host>[A-Za-z0-9][\w.-]{0,62}):(?P<n>\d{1,6})/(?P<ws>\d{1,6})\] (?=\d{4}-\d\d-\d\d )")
 _RANK = re.compile(r"\[rank(?P<n>\d+)(?:/\d{1,6})?\](?::\s?|\s)")  # torch's "[rank1]:", or a user's "[rank1] " / "[rank1/4] "
 _SHORT_RANK = re.compile(r"\[[rR](?P<n>\d{1,6})(?:/\d{1,6})?\]:?\s")  # "[r3] ", "[r3/4] " (rank 3 of 4)
 # a user's own short rank tag at the very start of a line: "rank3: ", "[r3] ", "[R3] "
@@ -302,6 +305,11 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         m = _STREAM.match(s, pos)
         if m:
             pos = m.end()  # "stderr: " (accelerate test and other runners relaying a child's streams)
+            continue
+        m = _ESPNET.match(s, pos) if pos == 0 and s[:1] == "[" else None
+        if m and int(m.group("n")) < int(m.group("ws")):
+            p.host, p.rank = m.group("host"), int(m.group("n"))
+            pos = m.end()
             continue
         m = _HOST_LABEL.match(s, pos) if pos == 0 else None
         if m:
