@@ -508,6 +508,11 @@ class _Correlator:
         # (or the one rank whose grad norm went non-finite at the earliest such step, the others'
         # only after it: every rank's norm went bad once the inf was all-reduced into the weights)
         dated = [kr for kr in grad_bad if kr[0] is not None and kr[0][0] == "g" and kr[1].step is not None]
+        if not dated and len(grad_bad) == 1 and grad_bad[0][0] is not None and grad_bad[0][0][0] == "g":
+            # no step on the lines (ESPnet's "1epoch:train:21-40batch: ... grad_norm=inf"): the one rank
+            # whose norm went non-finite while every other rank that logs one kept logging finite norms
+            # after it (an all-reduced inf would have reached them all)
+            return grad_bad[0] if self._peers_finite_after(*grad_bad[0]) else None
         if not dated or len(dated) != len(grad_bad):
             return None
         first_step = min(kr[1].step for kr in dated if kr[1].step is not None)
@@ -515,6 +520,21 @@ class _Correlator:
         if len(at_first) != 1:
             return None
         return at_first[0] if self._finite_grad_beside(*at_first[0]) or self._own_norms(at_first[0][0]) else None
+
+    def _peers_finite_after(self, key: RankKey, rec: SampleRec) -> bool:
+        """Every other rank that logs a grad norm (one at least) logged finite ones only, and one
+        at least after ``rec`` arrived."""
+        peers = 0
+        for other, ors in self.st.ranks.items():
+            if other == key or other is None or other[0] != "g":
+                continue
+            norms = [(p.order, g) for p in ors.samples if isinstance(g := p.data.get("grad_norm"), float)]
+            if not norms:
+                continue
+            if not all(math.isfinite(g) for _, g in norms) or not any(o > rec.order for o, _ in norms):
+                return False
+            peers += 1
+        return peers >= 1
 
     def _own_norms(self, key: RankKey) -> bool:
         """The rank's finite grad norms differed from another rank's at every step both logged

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from detectors.prefixes import split_prefixes
+from tests.helpers import engine_verdict
 
 
 @pytest.mark.parametrize(("line", "host", "rank"), [
@@ -29,3 +30,24 @@ def test_the_bracket_names_the_host_and_the_rank(line: str, host: str, rank: int
                                   "[0/4][12/20]\tLoss_D: 1.1237"])
 def test_brackets_of_other_shapes_name_no_rank(line: str) -> None:
     assert split_prefixes(line, 2026).rank is None
+
+
+def _interval(rank: int, first: int, gnorm: str) -> str:
+    return (f"[vm:{rank}/4] 2026-12-08 00:34:{48 + first // 20:02d},465 (train:41) INFO: 1epoch:train:{first}-{first + 19}batch: "
+            f"loss_ctc=3.912, loss_att=3.502, acc=0.031, loss=3.625, grad_norm={gnorm}, iter_time=0.089")
+
+
+def test_one_ranks_own_grad_norm_going_inf_with_no_step_on_the_lines_names_it() -> None:
+    # ESPnet's reporter lines carry no step, only "1epoch:train:21-40batch": rank 1's norm is inf,
+    # the three others keep logging finite norms after it (an all-reduced inf would reach them all)
+    lines = [_interval(r, 1, "1.404") for r in range(4)]
+    lines += ["[vm:1/4] 2026-12-08 00:34:49,498 (train:33) WARNING: The grad norm is inf. Skipping updating the model."]
+    lines += [_interval(r, first, "inf" if r == 1 else "0.841") for first in (21, 41, 61) for r in (3, 2, 1, 0)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", 1)
+
+
+def test_every_ranks_grad_norm_going_inf_names_none() -> None:
+    lines = [_interval(r, 1, "1.404") for r in range(4)] + [_interval(r, 21, "inf") for r in (3, 2, 1, 0)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("nonfinite_loss", None)
