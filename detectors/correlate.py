@@ -22,7 +22,7 @@ import hashlib
 import itertools
 import math
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -58,6 +58,7 @@ STATIC_OVERFLOWS = 5  # overflow reports under a static loss scale that make it 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 HANDLED_OWN_SAMPLES = 2  # ... its own rank's metric lines after it, when it names its rank
 SURVIVED_WARN_SAMPLES = 10  # metric lines after an NCCL WARN, nothing failing: NCCL went on from it
+HANDLED_SAMPLES_BEFORE = 6  # metric lines between a caught OOM and a later failure: the job trained on from it
 HANDLED_SAMPLES = 3  # metric lines after a traceback (its rank's, or any with no rank): it was handled
 RANK_COPY_LINES = 6  # how far below a move another rank's copy of it may be printed (wrapped lines)
 # a start-up descent: the first STARTUP_RUN+ halvings in a row, ending at STARTUP_FLOOR or above,
@@ -417,12 +418,16 @@ class _Correlator:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
         its rank (or, with no rank, the job) kept logging metric lines after it (HANDLED_SAMPLES or
         more), and nothing after it says a process ended (no launcher exit or teardown, no peer
-        timing out or losing its peer, no other cause). A note (info), not the job's failure. The
-        same exception raised again later, with a metric line after it, was handled again (a loop
+        timing out or losing its peer, no other cause). A note (info), not the job's failure. So is
+        an out-of-memory error the program caught (a batch-size search that halves the batch and
+        retries, then trains). The same exception raised again later, with a metric line after it, was handled again (a loop
         that skips each bad record near its end too). One pass from the last finding back (a later traceback that was handled too does not make
         an earlier one fatal), the samples after one found by bisection: linear in the job's size."""
-        if self.st.exits or self.st.teardowns or not any(f.failure == "rank_exception" for f in base):
+        if not any(f.failure in _HANDLED for f in base):
             return
+        # (a process ended after the last of them: only an OOM the job trained on from before a
+        # later failure is told apart then)
+        ended = bool(self.st.exits or self.st.teardowns)
         by_rank: dict[int, list[int]] = {}
         every: list[int] = []
         for key, rs in self.st.ranks.items():
@@ -446,20 +451,36 @@ class _Correlator:
         # the same exception (its rank, type, message but its numbers, innermost frame) already
         # handled earlier in the log: a program that skips each bad record and logs why raises it
         # again near the end too, with fewer metric lines left after it
-        survived = {_exception_key(f) for f in base if f.failure == "rank_exception" and f.role is Role.CAUSE
+        survived = {_exception_key(f) for f in base if f.failure in _HANDLED and f.role is Role.CAUSE
                     and (counted := after(f))[0] >= counted[1]}
         fatal_after = False
+        raised_at: int | None = None  # the arrival order of the earliest exception or OOM after the finding
         for f in sorted(base, key=lambda f: -f.order):
-            if f.failure == "rank_exception" and f.role is Role.CAUSE and not fatal_after:
+            if (f.failure == "cuda_oom" and f.role is Role.CAUSE and raised_at is not None
+                    and bisect_left(every, raised_at) - bisect_right(every, f.order) >= HANDLED_SAMPLES_BEFORE):
+                # an out-of-memory error the job trained on from for several logged steps before a
+                # later exception or OOM (a batch-size search's OOMs, then the run's own): caught, not
+                # the failure
+                f.role = Role.BENIGN
+                f.data["handled"] = True
+                continue
+            if f.failure in _HANDLED and f.role is Role.CAUSE and not fatal_after and not ended:
                 n, need = after(f)
+                if f.failure == "cuda_oom" and f.rank is not None and n < need and self._noted_below(f):
+                    # a rank that logs no metric lines of its own (rank 0 logs them) printed its own
+                    # next note below its OOM ("trying per-device batch_size=64"): it went on, and
+                    # the job's metric lines count
+                    n, need = len(every) - bisect_right(every, f.order), HANDLED_SAMPLES
                 if n >= need or (n >= 1 and _exception_key(f) in survived and any(
-                        g.order < f.order and g.failure == "rank_exception" and _exception_key(g) == _exception_key(f)
+                        g.order < f.order and g.failure == f.failure and _exception_key(g) == _exception_key(f)
                         for g in base)):
                     f.role = Role.BENIGN
                     f.data["handled"] = True
                     continue
             if f.role is not Role.BENIGN and (f.role is Role.CAUSE or f.failure in ("collective_timeout", "peer_connection_lost")):
                 fatal_after = True
+            if f.role is Role.CAUSE and f.failure in _HANDLED and not f.data.get("weak"):
+                raised_at = f.order  # (a launcher's exit report of a worker is no exception of its own)
 
     def stalls_that_passed(self, base: list[Finding]) -> None:
         """A hang report (a watchdog's ``Timeout (0:00:08)!`` dump, a stall warning) after which
@@ -478,6 +499,16 @@ class _Correlator:
             if all(_stepped_past(rs, at) for rs in ranks):
                 f.role = Role.BENIGN
                 f.data["passed"] = True
+
+    def _noted_below(self, f: Finding) -> bool:
+        """The finding's rank printed a note of its own (its last one in the file's last lines)
+        below the finding's line in the same file."""
+        if not f.evidence:
+            return False
+        at = f.evidence[0]
+        notes = getattr(self.st, "last_notes", {}).get(at.path, {})
+        got = notes.get(("g", f.rank)) if f.rank is not None else None
+        return got is not None and got[0] > at.line
 
     def _differs_from_peers(self, key: RankKey, rec: SampleRec) -> bool:
         """This rank's loss is non-finite and another rank (a global tag) logged a finite loss
@@ -3385,6 +3416,10 @@ STALL_FACTOR = 20.0
 STALL_MIN_LINES = 6  # metric lines that make a cadence to judge the silence by
 # signals a launcher receives when someone (or something) outside stops a job: SIGTERM, SIGINT
 _OUTSIDE_STOPS = frozenset({"15", "2", "SIGTERM", "SIGINT"})
+# what a program may catch and go on from: an exception, an out-of-memory error (a batch-size
+# search halving its batch and retrying, Lightning's scale_batch_size, accelerate's
+# find_executable_batch_size, a loop skipping the batch that did not fit)
+_HANDLED = frozenset({"rank_exception", "cuda_oom"})
 # a metric of an evaluation pass ("val_loss", "eval/loss", "valid_ppl", "test_acc")
 _EVAL_METRIC = re.compile(r"(?i)(?:val|valid|validation|eval|evaluation|test)(?:[_/.\s-]|$)")
 # a step counter with its total: "step 200/200", "iter: 5000/5000", "Iteration 10 / 10"

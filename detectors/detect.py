@@ -83,6 +83,9 @@ EARLY_STEPS = 10  # the first steps of a run, where a short series is no baselin
 # moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
 # best is a jump, unless the training loss kept falling meanwhile (over-fitting, not divergence)
 EVAL_JUMP = 4.0 / 3.0
+# an evaluation line that counts batches within its pass ("eval batch 2 mse 15.2", "Test: [ 10/100]"):
+# one batch's value, which varies from batch to batch, not the pass's result
+_EVAL_BATCH = re.compile(r"(?i:\bbatch(?:es)?\s*[:#]?\s*\d+(?![\d.])|\[\s*\d+\s*/\s*\d+\s*\])")
 EVAL_MIN_RISE = 0.25  # and at least this much above its best (the training loss rule's own floor)
 # a logged perplexity this many times the median of the earlier ones is a spike, the same
 # ratio the loss itself is judged by (see JobState._ppl_spike)
@@ -986,6 +989,8 @@ class JobState:
         falling training loss is over-fitting, which is not an incident."""
         if not isinstance(v, float) or not isfinite(v):
             return
+        if _EVAL_BATCH.search(rec.source.text):
+            return  # one batch of an evaluation pass ("eval batch 2 mse 15.2"), not a whole evaluation
         series = "ppl" if rec.data.get("eval_from_ppl") else "loss"
         train = _train_level(st, rec)
         epoch = rec.data.get("epoch")

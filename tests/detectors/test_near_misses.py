@@ -120,3 +120,44 @@ def test_a_timed_stack_dump_every_rank_logged_past_is_a_slow_step() -> None:
 def test_a_timed_stack_dump_with_no_step_after_it_is_a_hang() -> None:
     top = engine_verdict(_timed_dump_then([]))[0]
     assert top.failure == "rank_hang" and top.severity != "info"
+
+
+_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {gib}.00 GiB. GPU {r} has a total capacity of "
+        "79.15 GiB of which 25.00 GiB is free.")
+
+
+def _bs_search(then_oom_at: int | None) -> list[str]:
+    # a batch-size search in accelerate's find_executable_batch_size style (corpus holdout32 g32e-001):
+    # each rank logs the OOM at WARNING, halves its batch and retries; rank 0 logs the metric lines
+    lines = []
+    for bs in (512, 256, 128):
+        for r in (0, 1):
+            lines += [f"2026-12-08 01:14:26,1{r}0 - INFO - [rank{r}] train.bs_search - trying per-device batch_size={bs}",
+                      f"2026-12-08 01:14:26,1{r}4 - WARNING - [rank{r}] train.bs_search - " + _OOM.format(gib=bs // 5, r=r),
+                      f"2026-12-08 01:14:26,1{r}6 - WARNING - [rank{r}] train.bs_search - Batch size {bs} does not fit in "
+                      f"memory, halving to {bs // 2} and retrying"]
+    lines += [f"2026-12-08 01:14:26,7{r}0 - INFO - [rank{r}] train.bs_search - trying per-device batch_size=64" for r in (1, 0)]
+    for step in range(4, 52, 4):
+        lines.append(f"2026-12-08 01:14:27,{step:03d} - INFO - [rank0] train.bs_search - epoch {step // 16} step {step} "
+                     f"global_batch 128 loss {18 - step / 3:.4f}")
+        if step == then_oom_at:
+            lines += ["2026-12-08 01:14:28,000 - ERROR - [rank1] train - " + _OOM.format(gib=12, r=1)]
+            break
+    return lines
+
+
+def test_a_batch_size_search_that_catches_its_ooms_then_trains_is_a_note() -> None:
+    assert all(inc.severity == "info" for inc in engine_verdict(_bs_search(None)))
+
+
+def test_an_oom_after_the_search_that_ends_the_run_is_the_failure() -> None:
+    top = engine_verdict(_bs_search(24))[0]
+    assert (top.failure, top.rank, top.severity) == ("cuda_oom", 1, "critical")
+
+
+def test_the_batches_of_one_evaluation_pass_are_no_series_of_evaluations() -> None:
+    # "eval batch 2 mse 15.2" after "eval batch 0 mse 10.6": one pass's per-batch values vary (corpus
+    # holdout32 g32e-002); a whole evaluation per epoch that jumps is still judged
+    lines = [f"step {s} loss {2 - s / 100:.4f}" for s in range(4, 52, 4)]
+    lines += [f"eval batch {b} mse {v}" for b, v in enumerate((10.6044, 11.3475, 15.2036, 12.2413, 10.1142, 13.4005))]
+    assert engine_verdict(lines) == []
