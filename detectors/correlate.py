@@ -1639,7 +1639,11 @@ class _Correlator:
         path, line = ev.source.path, ev.source.line
         below = [f for f in self.st.findings if f.evidence and f.evidence[0].path == path
                  and 0 < f.evidence[0].line - line <= _SPAWN_TRACEBACK_LINES]
-        return min(below, key=lambda f: f.evidence[0].line).role if below else None
+        # (an exception chained into a later one of the same traceback, "Caught OSError in
+        # DataLoader worker process 0." above "The above exception was the direct cause of the
+        # following exception:", is no wait of its own: the traceback's own error comes below it)
+        own = [f for f in below if not (f.failure == "rank_exception" and f.role is Role.COLLATERAL) and not _own_reset(f)]
+        return min(own or below, key=lambda f: f.evidence[0].line).role if below else None
 
     def teardown_collateral(self, initiator: int | None) -> list[dict[str, Any]]:
         """torchrun SIGTERMs every other worker of the node after one fails."""
@@ -2381,10 +2385,7 @@ class _Correlator:
                 own.setdefault(f.data["speaker"], []).append(f)  # the line explains its speaker's exit too
         self.infer_from_gpu_index(base)
         for f in base:
-            frames = f.data.get("frames")
-            if (f.failure == "peer_connection_lost" and f.role is not Role.BENIGN
-                    and not (isinstance(frames, str) and _COMM_FRAME.search(frames))
-                    and f.evidence and "ConnectionResetError" in f.evidence[0].text):
+            if _own_reset(f):
                 # a reset raised through the program's own frames only (an upload, a REST call):
                 # its own network error, an exception like any other, not a collective's lost peer
                 f.failure, f.role = "rank_exception", Role.CAUSE
@@ -3341,7 +3342,10 @@ def _first_warn_shared(causes: list[Finding], failure: str) -> bool:
 
 
 # a frame of a communication library or launcher (where a collective's lost peer is raised)
-_COMM_FRAME = re.compile(r"torch/distributed|c10d|gloo|nccl|deepspeed/comm|horovod|/ray/|mpi4py|torch/multiprocessing", re.IGNORECASE)
+# (torch.multiprocessing's queues and shared-memory reductions talk to other processes; spawn's
+# own _wrap, the outermost frame of every spawned child, is only where the child began)
+_COMM_FRAME = re.compile(r"torch/distributed|c10d|gloo|nccl|deepspeed/comm|horovod|/ray/|mpi4py"
+                         r"|torch/multiprocessing/(?!spawn\.py)", re.IGNORECASE)
 
 
 def _skipped_step(rs: RankState | None, bad: SampleRec) -> bool:
@@ -3740,6 +3744,16 @@ def _stepped_past(rs: RankState, at: Source) -> bool:
     before = [p.step for p in rs.samples if p.step is not None and p.source.path == at.path and p.source.line < at.line]
     after = [p.step for p in rs.samples if p.step is not None and p.source.path == at.path and p.source.line > at.line]
     return bool(before) and bool(after) and max(after) > max(before)
+
+
+def _own_reset(f: Finding) -> bool:
+    """A connection reset raised through the program's own frames only (an upload, a REST call,
+    a data fetch), no communication library's: the program's own network error, an exception
+    like any other, not a collective's lost peer."""
+    frames = f.data.get("frames")
+    return (f.failure == "peer_connection_lost" and f.role is not Role.BENIGN
+            and not (isinstance(frames, str) and _COMM_FRAME.search(frames))
+            and bool(f.evidence) and "ConnectionResetError" in f.evidence[0].text)
 
 
 def _printed_below(f: Finding, g: Finding) -> bool:
