@@ -82,6 +82,8 @@ EARLY_STEPS = 10  # the first steps of a run, where a short series is no baselin
 # an evaluation loss is computed on the same held-out set each time: between two evaluations it
 # moves only as the weights do (a few % per evaluation in healthy runs), so a third above its
 # best is a jump, unless the training loss kept falling meanwhile (over-fitting, not divergence)
+MAX_EPOCHS_KEPT = 4096  # epochs whose batch count and per-batch loss are kept (epoch_batches)
+SUMMARY_LOOKBACK = 64  # samples looked back at for per-batch lines before an epoch's summary line
 EVAL_JUMP = 4.0 / 3.0
 # an evaluation line that counts batches within its pass ("eval batch 2 mse 15.2", "Test: [ 10/100]"):
 # one batch's value, which varies from batch to batch, not the pass's result
@@ -302,6 +304,9 @@ class JobState:
         # parsers/context.py ``_endpoint_wait``; a set, so alike lines read or skipped say the same)
         self.endpoint_wait: set[str] | None = None
         self.trained_at: int | None = None  # arrival order of a framework's end-of-training line
+        # epoch → (its batch count, the last per-batch loss) from per-batch lines that count their
+        # epoch's batches ("Epoch: 45  Batch: 200/2000 ... Loss: 0.0065"): an epoch summary's sum
+        self.epoch_batches: dict[int, tuple[float, float]] = {}
         self.symptoms = SymptomTrack()  # bounded perf/eval/memory/loss series for detectors/symptoms.py
         self.window = WINDOW  # samples kept per rank (see SAMPLE_BUDGET)
         # the first and latest record of STATIC_SKIP_LINES log lines in a row whose every
@@ -357,6 +362,7 @@ class JobState:
         self.__dict__.setdefault("pslite", None)
         self.__dict__.setdefault("endpoint_wait", None)
         self.__dict__.setdefault("trained_at", None)
+        self.__dict__.setdefault("epoch_batches", {})
         self.__dict__.setdefault("last_notes", {})
         self.__dict__.setdefault("skipped_batches", [])
 
@@ -859,6 +865,10 @@ class JobState:
             return
         rec = SampleRec(step, order, ev.time, ev.source, d)
         self.symptoms.add(st.key, rec)
+        batches = d.get("epoch_batches")
+        if (isinstance(batches, float) and isinstance(lo := d.get("loss"), float) and isfinite(lo) and "epoch" in d
+                and (len(self.epoch_batches) < MAX_EPOCHS_KEPT or int(d["epoch"]) in self.epoch_batches)):
+            self.epoch_batches[int(d["epoch"])] = (batches, lo)
         if d.get("perf") == "hf_train":
             self.trained_to_end = True  # the HF Trainer's end-of-training summary (train_runtime ...)
         st.n_samples += 1
@@ -1017,6 +1027,21 @@ class JobState:
         st.spike = rec
         rec.data.setdefault("baseline_median", best)
 
+    def _summed_over_batches(self, rec: SampleRec) -> bool:
+        """The record's loss is, within 30 %, the per-batch loss times the batch count that some
+        rank's per-batch lines logged for the same epoch (or the last one before it that did) (``Epoch: 76  Batch: 4000/24000 ...
+        Loss: 0.0065`` makes 156: ``Epoch: 76  Time: 6868.6  Loss: 157.4`` is that sum)."""
+        # (that epoch's, else the last epoch's before it that logged its batches: the count holds)
+        epoch = int(rec.data["epoch"])
+        near = max((k for k in self.epoch_batches if k <= epoch), default=None)
+        got = self.epoch_batches.get(near) if near is not None else None
+        loss = rec.data.get("loss")
+        if got is None or not isinstance(loss, float) or not isfinite(loss):
+            return False
+        batches, per_batch = got
+        expected = batches * per_batch
+        return expected > 0 and 0.7 <= loss / expected <= 1.3
+
     def _baselines(self, st: RankState, rec: SampleRec) -> None:
         """Loss spikes and grad-norm explosions against a robust baseline of earlier samples.
 
@@ -1027,6 +1052,15 @@ class JobState:
         norm), or a single earlier sample and 20x / 1000x.
         """
         if st.first_bad_loss is not None or st.first_bad_global is not None:
+            return
+        if (rec.step is None and "epoch" in rec.data and "epoch_iter" not in rec.data
+                and (any("epoch_iter" in p.data for p in itertools.islice(reversed(st.samples), SUMMARY_LOOKBACK))
+                     or self._summed_over_batches(rec))):
+            # an epoch's summary line among the epoch's per-batch lines ("Epoch: 45  Time: 1570.85
+            # Loss: 12.8469" below "Epoch: 45  Batch: 1800/2000 ... Loss: 0.0064"): another
+            # quantity (often the sum over the epoch's batches), not one more batch to judge; so is
+            # a rank's summary whose loss is the sum of the batch losses another rank logged for that
+            # epoch (its per-batch loss times the epoch's batches)
             return
         if st.n_samples % BASELINE_EVERY == 0 or not st.baseline or st.n_samples <= 24:
             st.baseline = {}

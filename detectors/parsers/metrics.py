@@ -127,7 +127,9 @@ _BRACKET_EPOCH = re.compile(r"\b(?:Train|TRAIN|Training|Epoch(?:\(train\))?)\s{0
                             # (plain loops print the epoch bare: "Epoch 2 [20/31]", "Epoch 3/10 [120/500]")
                             r"|\bEpoch:?\s{1,4}(\d{1,6})(?:/\d{1,6})?\s{1,8}\[\s{0,8}(\d{1,9})/\d{1,9}\]"
                             # (the PyTorch DCGAN example's "[0/4][12/20]\tLoss_D: ...": [epoch/epochs][batch/batches])
-                            r"|^\[(\d{1,6})/\d{1,6}\]\[(\d{1,9})/\d{1,9}\]\s")
+                            r"|^\[(\d{1,6})/\d{1,6}\]\[(\d{1,9})/\d{1,9}\]\s"
+                            # (a named batch counter after the epoch: "Epoch: 45\tBatch: 200/2000\tTime: ...")
+                            r"|\bEpoch:?\s{0,4}(\d{1,6})(?:/\d{1,6})?[\s,|]{1,8}Batch:?\s{0,4}(\d{1,9})/(\d{1,9})\b")
 
 # the bracketed iteration of a logger that names its loop before the counter: MMEngine's
 # iteration-based loop "Iter(train) [ 7/20]" (xtuner, mmsegmentation), a global counter
@@ -228,10 +230,12 @@ def _fields(m: re.Match[str], seg: Segment) -> bool:
     if "step" not in values and (it := _BRACKET_ITER.search(body)) is not None:
         values["step"] = float(it.group(1))
     if ("epoch" not in values or "step" not in values) and (ep := _BRACKET_EPOCH.search(body)) is not None:
-        epoch, batch = next((ep.group(i), ep.group(i + 1)) for i in (1, 3, 5) if ep.group(i) is not None)
+        epoch, batch = next((ep.group(i), ep.group(i + 1)) for i in (1, 3, 5, 7) if ep.group(i) is not None)
         values.setdefault("epoch", float(epoch))
         if "step" not in values and values["epoch"] == float(epoch):
             values["epoch_iter"] = float(batch)
+            if ep.group(9) is not None:
+                values["epoch_batches"] = float(ep.group(9))  # the batches of the epoch: "Batch: 200/2000"
     if "step" not in values and len(values) < 2:
         # a lone value needs to say something: "loss is nan" does, a keyed "loss: 0.81"
         # (Keras, plain prints) does, a bare "scale: 2" does not; a row of a key/value table

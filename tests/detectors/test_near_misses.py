@@ -161,3 +161,27 @@ def test_the_batches_of_one_evaluation_pass_are_no_series_of_evaluations() -> No
     lines = [f"step {s} loss {2 - s / 100:.4f}" for s in range(4, 52, 4)]
     lines += [f"eval batch {b} mse {v}" for b, v in enumerate((10.6044, 11.3475, 15.2036, 12.2413, 10.1142, 13.4005))]
     assert engine_verdict(lines) == []
+
+
+def _paddle(epochs: dict[int, int], summary_scale: float = 1.0) -> list[str]:
+    # PaddlePaddle's MIRNetV2 training logs (corpus holdout32 h32a-003): workerlog.0 logs each epoch's
+    # batches ("Epoch: 45\tBatch: 200/2000\tTime: ...\tLoss: 0.0065"), workerlog.1 only the epoch's
+    # summary, whose "Loss" is the sum over its batches: it grows with the epoch's batch count
+    lines = ["==> logs/workerlog.0 <=="]
+    for e, n in epochs.items():
+        lines += [f"Epoch: {e}\tBatch: {b}/{n}\tTime: {b / 2:.4f}\tLoss: 0.00{64 + b % 3}" for b in range(n // 5, n, n // 5)]
+    lines.append("==> logs/workerlog.1 <==")
+    lines += [f"Epoch: {e}\tTime: {n * 0.7:.4f}\tLoss: {0.0065 * n * summary_scale:.4f}\tLearningRate 0.000118"
+              for e, n in epochs.items()]
+    return lines
+
+
+def test_an_epoch_summary_that_sums_its_batches_grows_with_their_count() -> None:
+    assert engine_verdict(_paddle({45: 2000, 46: 4000, 75: 4000, 76: 24000})) == []
+
+
+def test_an_epoch_summary_far_above_the_sum_of_its_batches_is_still_judged() -> None:
+    lines = _paddle({45: 2000, 46: 2000, 47: 2000})
+    lines += ["Epoch: 48\tTime: 1400.0000\tLoss: 240.0000\tLearningRate 0.000118",
+              "Epoch: 49\tTime: 1400.0000\tLoss: 260.0000\tLearningRate 0.000118"]
+    assert [inc.failure for inc in engine_verdict(lines)][:1] == ["loss_spike"]
