@@ -1720,7 +1720,12 @@ class _Correlator:
         # nor is one the launcher saw exit with an error code: it raised (a hung rank is killed)
         raised = {r for e in self.st.exits if e.data["exitcode"] > 0
                   and (r := self.resolve(e.rank, e.data.get("local_rank"))) is not None}
-        candidates = sorted(known - reporters - self.st.traceback_ranks - self.st.aborted_ranks - raised)
+        # (a rank whose only traceback ends in KeyboardInterrupt was stopped where it waited, Ctrl-C:
+        # no error of its own, as silent about the hang as one that printed nothing)
+        own_error = {f.rank for f in self.st.findings if f.rank is not None and f.role is not Role.BENIGN}
+        stopped = {r for t in self.st.teardowns if t.data.get("interrupted") and t.data.get("reporter") == "self"
+                   and (r := self.resolve(t.rank, t.local_rank)) is not None} - own_error
+        candidates = sorted(known - reporters - (self.st.traceback_ranks - stopped) - self.st.aborted_ranks - raised)
         if ws and len(candidates) == 1 and len(known | reporters) < ws and ws <= 1024:
             # ranks of the world that never appear at all are as silent as the one it shows: no rank
             # is singled out (ranks 0, 2, 3 time out in a world of 8, rank 1 only in the launcher's

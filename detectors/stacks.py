@@ -196,6 +196,12 @@ _COLLECTIVES = frozenset({
     "_all_gather_base", "_reduce_scatter_base", "new_group", "init_process_group",
 })
 _BACKWARD = frozenset({"_engine_run_backward", "run_backward"})  # DDP/FSDP: the gradient all-reduce
+# DistributedDataParallel's own collectives (torch/nn/parallel/distributed.py): the buffers'
+# broadcast before each forward, the parameters' at construction, the shape check across ranks
+_DDP_COLLECTIVES = frozenset({
+    "_distributed_broadcast_coalesced", "_default_broadcast_coalesced", "_sync_buffers", "_sync_module_buffers",
+    "_sync_params_and_buffers", "_verify_param_shape_across_processes",
+})
 _LIBRARY_ROOTS = frozenset({
     "torch", "numpy", "deepspeed", "megatron", "transformers", "accelerate", "lightning",
     "pytorch_lightning", "apex", "datasets", "tokenizers", "triton", "fairscale", "site-packages",
@@ -228,6 +234,8 @@ def _kind(f: Frame) -> tuple[Where, str] | None:
         return Where.COLLECTIVE, "collective"
     if name in _BACKWARD and "torch/autograd" in file:
         return Where.COLLECTIVE, "backward (gradient all-reduce)"
+    if "torch/nn/parallel/distributed" in file and name in _DDP_COLLECTIVES:
+        return Where.COLLECTIVE, "DDP buffer or parameter broadcast"
     if "torch/utils/data/" in file:
         return Where.DATALOADER, "DataLoader"
     if root in ("queue", "multiprocessing") and name in ("get", "put", "recv", "recv_bytes", "poll"):

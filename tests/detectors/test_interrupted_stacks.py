@@ -352,3 +352,34 @@ def test_a_helper_threads_block_is_no_stack_sample() -> None:
     whole = _watchdog_dump(1, "[watchdog rank={r}] dumping all thread stacks", _IN_OWN_LOCK)
     (sample,) = [ev for ev in engine_events(whole) if ev.data.get("stack_dump")]
     assert (sample.rank, str(sample.data["frames"]).split("\t")[0]) == (1, "rotate_history")
+
+
+def _lost_peer(rank: int, inner: list[tuple[str, int, str, str]]) -> list[str]:
+    body = [line for file, no, fn, code in inner
+            for line in (f'[rank{rank}]:   File "{file}", line {no}, in {fn}', f"[rank{rank}]:     {code}")]
+    return [f"[rank{rank}]: Traceback (most recent call last):", *body,
+            f"[rank{rank}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+            f"Connection closed by peer [127.0.0.1]:4{rank}840. This is typically caused by a remote worker crashing.",
+            f"[rank{rank}]: ", f"[rank{rank}]: During handling of the above exception, another exception occurred:",
+            f"[rank{rank}]: ", f"[rank{rank}]: Traceback (most recent call last):",
+            f'[rank{rank}]:   File "/home/user/job/train.py", line 20, in <module>', f"[rank{rank}]:     loss.backward()",
+            f"[rank{rank}]: KeyboardInterrupt"]
+
+
+def test_a_rank_interrupted_in_its_own_code_while_its_peers_lost_it_is_the_hung_one() -> None:
+    # corpus holdout32 g32d-015: rank 3 sits on a prefetch lock; at Ctrl-C ranks 0-2 lose their
+    # connection inside DDP (backward, and rank 1 in the forward's buffer broadcast, also a
+    # collective), and rank 3's only traceback is its KeyboardInterrupt: it printed no error of its own
+    lines = [f"[01:20:{29 + i // 4}][r{r}] it={10 * (i + 1)} loss=1.3{i} elapsed={i / 3:.1f}s" for i in range(7) for r in (0, 3, 1, 2)]
+    lines += ["W1208 01:21:02.431000 2005 torch/distributed/elastic/agent/server/api.py:753] Received 2 death signal, "
+              "shutting down workers"]
+    backward = [(f"{_SITE}/torch/_tensor.py", 623, "backward", "torch.autograd.backward("),
+                (f"{_SITE}/torch/autograd/graph.py", 979, "_engine_run_backward", "return Variable._execution_engine.run_backward(")]
+    broadcast = [(f"{_SITE}/torch/nn/parallel/distributed.py", 2422, "_sync_buffers", "self._sync_module_buffers(authoritative_rank)"),
+                 (f"{_SITE}/torch/nn/parallel/distributed.py", 2363, "_distributed_broadcast_coalesced", "dist._broadcast_coalesced(")]
+    lines += _interrupted(3, [("/home/user/job/train.py", 18, "<module>", "x, y = prefetch_next(step)"),
+                              ("/home/user/job/train.py", 11, "prefetch_next", "with prefetch_lock:")])
+    lines += _lost_peer(2, backward) + _lost_peer(1, broadcast) + _lost_peer(0, backward)
+    lines.append("torch.distributed.elastic.multiprocessing.api.SignalException: Process 2005 got signal: 2")
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 3)
