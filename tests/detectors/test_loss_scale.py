@@ -741,6 +741,17 @@ def test_a_runs_closing_tally_of_skipped_steps_overrides_a_scale_column_read_as_
     assert "loss_scale_warmup" not in found
 
 
+def test_a_windowed_tally_of_skipped_steps_past_the_first_window_is_persistent_skips() -> None:
+    # rank 0's warning every 50 steps (corpus holdout32 g32d-016), the scale swinging 128-512 after
+    # its start-up search: "N of the last 50 optimizer steps were skipped" is a rate per window
+    lines = [f"WARNING:amp.rank2:Gradient overflow in fp16 grads of head.weight (loss_scale={2 ** (12 - i)})" for i in range(5)]
+    for step, skipped, scale in ((50, 6, 512), (100, 6, 128), (150, 3, 256), (200, 4, 512), (250, 5, 256), (300, 4, 512)):
+        lines += [f"INFO:amp.rank0:step {step} loss {3 - step / 150:.4f} loss_scale {scale}",
+                  f"WARNING:amp.rank0:{skipped} of the last 50 optimizer steps were skipped because of fp16 gradient overflow"]
+    found = {i.failure: i.severity for i in engine_verdict(lines)}
+    assert found.get("fp16_overflow_skips") == "warning"
+
+
 def test_a_log2_scalers_collapse_names_the_rank_whose_own_notes_run_through_its_final_descent() -> None:
     # glog lines of a loop that keeps log2 of its scale (corpus holdout25 g25d-016): early
     # overflows noted by ranks 0-2, then only rank 2's local grads overflow, down to 2^-36
