@@ -1561,10 +1561,18 @@ class _Correlator:
                    for e in positive}
         if len(workers) == 1 and len(positive) > 1 and all(e.data.get("trusted", True) for e in positive):
             positive = positive[:1]
-        if len(positive) == 1 and positive[0].data.get("trusted", True) and positive[0] not in waiting:
+        # (a worker listed under torchrun's 'Failures:' with the root cause cut from the excerpt is
+        # not the first to fail: another worker was, and the lone error text may be that one's)
+        if (len(positive) == 1 and positive[0].data.get("trusted", True) and positive[0] not in waiting
+                and not (positive[0].data.get("other_failure") and not claimed)):
             # (an untrusted launcher line names the last-spawned worker, not the failed one)
             r = self.resolve(positive[0].rank, positive[0].data.get("local_rank"))
             local = positive[0].data.get("local_rank")
+            # spawn prints the failed process's own traceback below its notice: an error text that
+            # names another device than that process's is another process's. torchrun's agent line
+            # and summary show no error of the worker's, and a device index is no rank (a script's
+            # device map, remapped visible devices): the lone error text is the failed worker's
+            own_error_shown = positive[0].data.get("reporter") == "torch.multiprocessing.spawn"
             # one NCCL error in the text (each of its lines once: the error and its detail line) is
             # that worker's; the same lines repeated are every rank's (the launcher names the first
             # to exit, not the first to fail)
@@ -1583,7 +1591,7 @@ class _Correlator:
             exc_one = not exc_lines or max(exc_lines.values()) == 1
             if r is not None:
                 for f in own.get(None, []):
-                    if f.data.get("gpu") is not None and local is not None and int(f.data["gpu"]) != local:
+                    if own_error_shown and f.data.get("gpu") is not None and local is not None and int(f.data["gpu"]) != local:
                         continue  # the message names another device than the failed worker's
                     if f.role is Role.CAUSE and ((f.failure == "rank_exception" and exc_one)
                                                  or f.failure in ("nonfinite_loss", "cuda_oom", "host_oom", "bf16_unsupported_gpu")

@@ -142,6 +142,40 @@ def test_a_failed_worker_does_not_take_an_oom_on_another_device() -> None:
     assert inc["failure"] == "cuda_oom" and inc["initiator"]["rank"] != 3
 
 
+_OOM_GPU2 = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 98.00 MiB (GPU 2; 39.59 GiB total "
+             "capacity; 37.33 GiB already allocated; 16.19 MiB free; 37.68 GiB reserved in total by PyTorch)\n")
+
+
+def test_torchruns_one_failed_worker_takes_the_lone_oom_whatever_device_it_names() -> None:
+    """torchrun 2.0's agent (elastic/multiprocessing/api.py) tears the other worker down with
+    SIGTERM and names the one that exited with an exception; it shows no error of that worker's,
+    so the one OOM text is its own, though it names device 2 (a script's own device map: corpus
+    h24c-009, a FastChat paste). Spawn's notice, which prints the process's traceback below, keeps
+    the device check (the test above)."""
+    text = (_OOM_GPU2
+            + "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 57249 closing signal SIGTERM\n"
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 57250) of "
+            "binary: /envs/vicuna-env/bin/python\n")
+    inc = report(text)["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"], inc["initiator"]["rank_from"]) == ("cuda_oom", 1, "launcher")
+
+
+def test_a_worker_under_failures_with_the_root_cause_cut_does_not_take_the_error() -> None:
+    """torchrun's ChildFailedError summary lists the other failed workers under 'Failures:' and the
+    first under 'Root Cause'; an excerpt cut after a 'Failures:' entry (corpus h22b-021, every
+    process of a 70B load out of memory) shows a worker that was not the first to fail."""
+    text = (_OOM_GPU2 + "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            + "=" * 60 + "\nsrc/train_bash.py FAILED\n" + "-" * 60 + "\nFailures:\n[1]:\n"
+            "  time      : 2023-07-27_14:35:14\n  host      : node1\n  rank      : 1 (local_rank: 1)\n"
+            "  exitcode  : 1 (pid: 14442)\n  error_file: <N/A>\n")
+    inc = report(text)["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("cuda_oom", None)
+    # the same entry as the summary's root cause is the first failed worker: it takes the error
+    root = text.replace("Failures:\n[1]:", "Failures:\n  <NO_OTHER_FAILURES>\n" + "-" * 60
+                        + "\nRoot Cause (first observed failure):\n[1]:")
+    assert report(root)["incidents"][0]["initiator"]["rank"] == 1
+
+
 def test_a_spawned_job_shows_one_process_per_gpu() -> None:
     """fairseq (corpus crash-089): an OOM on GPU 1, and the parent's traceback runs through
     torch.multiprocessing.spawn: a process per GPU, so GPU 1 is rank 1 (inferred)."""
