@@ -738,6 +738,30 @@ def _csv_row(m: re.Match[str], seg: Segment) -> bool:
     return True
 
 
+# a row of that CSV log that holds text (a script's error row, "18:03:40,2,0,26,ERROR,RuntimeError:
+# ... Timed out waiting 25000ms", its message in the last cells): no sample, but its rank cell names
+# the process whose text it is, when every cell up to that one is of the row's own shape
+_CSV_LEAD_CELL = re.compile(r"[-+]?\d{1,12}(?:\.\d{1,12})?")
+
+
+def _csv_text_row(m: re.Match[str], seg: Segment) -> bool:
+    cols = getattr(seg.file, "csv_cols", None)
+    if not cols or _RANK_COLUMN not in cols or seg.rank is not None:
+        return False
+    at = cols.index(_RANK_COLUMN)
+    cells = seg.body.strip().split(",")
+    if len(cells) <= at + 1 or len(cells) > len(cols) + 64:
+        return False
+    for key, cell in zip(cols[:at + 1], cells[:at + 1], strict=True):
+        cell = cell.strip()
+        if not (_CSV_LEAD_CELL.fullmatch(cell) or (key is None and _CLOCK_CELL.fullmatch(cell))):
+            return False
+    rank = int(float(cells[at]))
+    if float(cells[at]) == rank and 0 <= rank < 1_000_000:
+        seg.rank, seg.rank_from = rank, "message"
+    return False
+
+
 _FIXED_DECIMALS = re.compile(r"[-+]?\d+\.(\d+)")
 _WHOLE = re.compile(r"[-+]?\d+")
 
@@ -1227,6 +1251,9 @@ RULES = [
     Rule("table.csv_row", r"^(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:[.,][0-9]{1,9})?Z?,)?"
                           r"[-+]?(?:[0-9]|nan|inf)[0-9.eE+-]*(?:,(?:[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?|[Nn]a[Nn]|nan|[-+]?inf)?)+\r?$",
          _csv_row, on_raw=True),
+    # (a row of text: numbers and a clock first, then a word)
+    Rule("table.csv_text_row", r"^(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:[.,][0-9]{1,9})?Z?,)?"
+                               r"[0-9]{1,12},(?:[-+]?[0-9.]{1,25},){0,8}[A-Za-z]", _csv_text_row, on_raw=True),
     # a plain table's header starts with its clock column; its rows are numbers only
     # (or with the process's column first: "rank\tstep\tloss\tacc", a per-rank TSV)
     # (behind a launcher's own prefix too: torchrun's "[default0]:" / "[rank0]:", mpirun's "[1,0]<stdout>:")

@@ -24,6 +24,24 @@ def test_a_csv_rank_column_names_the_row_whose_loss_went_nan() -> None:
     assert (top.failure, top.rank) == ("nonfinite_loss", 3)
 
 
+def test_a_csv_logs_error_row_is_the_text_of_its_rank_column() -> None:
+    """A script's CSV log (``time,rank,epoch,step,loss,...``) that writes an exception as a row
+    (``18:03:40,2,0,26,ERROR,RuntimeError: ... Timed out waiting 25000ms``): the row's rank cell names
+    the process that timed out, and the one rank with no such row, its log stopped a step earlier, is
+    the stalled one (corpus holdout29 g29b-015, mp.spawn with gloo)."""
+    lines = ["time,rank,epoch,step,loss,grad_norm,samples_per_s"]
+    for step in range(0, 30, 5):
+        lines += [f"18:03:15,{r},0,{step},{1.1 + r * 0.01:.4f},0.31,3400.0" for r in range(4)]
+    lines += [f"18:03:40,{r},0,26,ERROR,RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] "
+              "Timed out waiting 25000ms for recv operation to complete" for r in (0, 2, 1)]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 3)
+    # a text row whose lead cells are not the row's shape names no rank
+    odd = [*lines[:-3], *[f"18:03:40,r{r},0,26,ERROR,RuntimeError: Timed out waiting 25000ms for recv operation to complete"
+                          for r in (0, 2, 1)]]
+    assert all(i.rank != 3 for i in engine_verdict(odd))
+
+
 def test_two_rank_columns_are_no_rank_column() -> None:
     lines = ["rank,rank,step,loss", "0,1,1,1.2", "1,0,1,nan"]
     assert all(i.rank is None for i in engine_verdict(lines))
