@@ -256,10 +256,16 @@ class LogParser:
                 state.progress = None if got is not None and got[0] >= got[1] > 0 else n
                 self._bar_edge(raw, lead, source, state, out)
                 pre = split_prefixes(lead, state.year)
-                if rest.strip() and (pre.rank is not None or pre.local_rank is not None) and lead.startswith("["):
-                    # the launcher's prefix stood before the bar: the text glued after it is that rank's
+                if (pre.rank is not None or pre.local_rank is not None) and lead.startswith("["):
+                    # the launcher's prefix stood before the bar: the text glued after it, and the
+                    # bar's own postfix ("[default1]:Epoch 0: 42%|... [00:00, loss=2.369, scale=524288]"),
+                    # are that rank's
                     head = lead.rstrip()
-                    rest = head[: len(head) - len(pre.body)] + rest
+                    launcher = head[: len(head) - len(pre.body)]
+                    if rest.strip():
+                        rest = launcher + rest
+                    if post:
+                        post = launcher + post
             first = len(out)
             if rest.strip():
                 if rule_ids is not None and len(segments) > 1:

@@ -167,6 +167,17 @@ def test_tqdm_postfix_metrics_are_read() -> None:
     assert ev.data["loss_scale"] == 0.016 and ev.step == 15945
 
 
+def test_a_bars_postfix_behind_a_launchers_prefix_is_that_ranks() -> None:
+    """torchrun's ``--tee``/``--redirects`` prefix before each worker's tqdm bar (``[default1]:``,
+    ``[rank1]:``): the bar's postfix metrics are that worker's, as the text glued after a bar is
+    (corpus holdout30 g30-005, a Lightning-style bar from each of two workers)."""
+    line = "[default1]:Epoch 0:  42%|███████▌          | 21/50 [00:00<00:00, 69.87it/s, loss=nan, scale=524288]"
+    (ev,) = _samples(line)
+    assert (ev.local_rank, math.isnan(ev.data["loss"]), ev.data["loss_scale"]) == (1, True, 524288)
+    (ev,) = _samples(line.replace("[default1]:", "[rank3]:"))
+    assert ev.rank == 3
+
+
 def test_reduced_views_are_global() -> None:
     """HF dicts and fairseq summaries are the logging rank's view of the job: never local."""
     assert _samples("{'loss': 2.1, 'grad_norm': nan, 'epoch': 0.1}")[0].data["scope"] == "global"
