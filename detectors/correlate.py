@@ -1342,7 +1342,7 @@ class _Correlator:
         unknown, or notes from two ranks, name nobody."""
         notes = [n for n in getattr(self.st, "local_overflows", []) if since is None or n[3] >= since]
         if not notes:
-            return None, None, None
+            return self._overflow_printer(since)
         ranks = {self.resolve(n[0], n[1]) for n in notes}
         # (a rank numbered 1 or more is itself one of several)
         several = (len(self.st.seen_global | self.st.seen_local) > 1 or (self.world_size() or 0) > 1
@@ -1350,6 +1350,30 @@ class _Correlator:
         if len(ranks) != 1 or None in ranks or not several:
             return None, None, None
         return next(iter(ranks)), "local_overflow", notes[0][4]
+
+    def _overflow_printer(self, since: int | None) -> tuple[int | None, str | None, Source | None]:
+        """The one rank other than 0 that printed every overflow report of the job (one of
+        them from arrival order ``since`` on) while its peers logged lines of their own: a job
+        that logs a reduced signal from one rank logs it from rank 0; a rank that alone prints
+        it reports its own view, where the overflow was found. Reports that name no printer, or
+        two printers (per-rank files pasted one after the other: any of them), or only rank 0's
+        (rank-zero-only logging), name nobody."""
+        if getattr(self.st, "unprinted_overflow", None) is not None:
+            return None, None, None
+        found = getattr(self.st, "overflow_printers", {})
+        if not any(since is None or last >= since for _, last, _ in found.values()):
+            return None, None, None
+        printers = {self.resolve(r, lr): src for (r, lr), (_, _, src) in found.items()}
+        if len(printers) != 1 or None in printers:
+            return None, None, None
+        ((rank, src),) = printers.items()
+        logged = {self.resolve(k[1], None) if k[0] == "g" else self.resolve(None, k[1])
+                  for k in self.st.ranks if k and k[0] in ("g", "l")}
+        others = (self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+                  | logged) - {rank, None}
+        if rank is None or rank < 1 or not others:
+            return None, None, None
+        return rank, "overflow_printer", src
 
     def _overflowing_rank(self, step: int | None) -> tuple[int | None, str | None]:
         """The one rank whose own logged loss went non-finite at the step the overflows began,

@@ -318,6 +318,10 @@ class JobState:
         # one rank's own notes of inf/NaN in its local gradients (see Fingerprint.local_overflow):
         # (rank, local rank, step, order, line), the first LOCAL_OVERFLOW_NOTES of them
         self.local_overflows: list[tuple[int | None, int | None, int | None, int, Source]] = []
+        # who printed the scaler's overflow reports: (rank, local rank) -> (first order, last
+        # order, first line); the last report that named no printer (its order)
+        self.overflow_printers: dict[tuple[int | None, int | None], tuple[int, int, Source]] = {}
+        self.unprinted_overflow: int | None = None
         # summaries of skipped steps: (skipped, of the last N steps, arrival order, source)
         self.skip_windows: list[tuple[float, float, int, Source]] = []
         # the scale a dynamic scaler last said it grew back to (since the last back-off)
@@ -356,6 +360,8 @@ class JobState:
         self.__dict__.setdefault("static_skips", None)
         self.__dict__.setdefault("static_overflows", None)
         self.__dict__.setdefault("local_overflows", [])
+        self.__dict__.setdefault("overflow_printers", {})
+        self.__dict__.setdefault("unprinted_overflow", None)
         self.__dict__.setdefault("skip_windows", [])
         self.__dict__.setdefault("scale_regrown", None)
         self.__dict__.setdefault("trained_to_end", False)
@@ -602,6 +608,26 @@ class JobState:
                 f.rank = ev.rank
                 f.data["rank_from"] = "block"
 
+    def _note_printer(self, ev: Event, order: int) -> None:
+        """Which process printed an overflow report (its prefix, or the rank its message names
+        as the logger: DeepSpeed's ``OVERFLOW! Rank 1 Skipping step``)."""
+        by = ev.data.get("printed_by")
+        key: tuple[int | None, int | None] | None = None
+        if isinstance(by, (tuple, list)) and len(by) == 2:  # (a list once it went through JSON)
+            key = (_int(by[0]), _int(by[1]))
+        elif (logged := _int(ev.data.get("logging_rank"))) is not None:
+            key = (logged, None)
+        if key is None:
+            self.unprinted_overflow = order
+            return
+        got = self.overflow_printers.get(key)
+        if got is not None:
+            self.overflow_printers[key] = (got[0], order, got[2])
+        elif len(self.overflow_printers) < MAX_PROCS:
+            self.overflow_printers[key] = (order, order, ev.source)
+        else:
+            self.dropped["overflow_printers"] += 1
+
     def _tie_proc(self, proc: str, rank: int, how: str) -> None:
         """An NCCL process (``host:pid``) turned out to be ``rank`` (a ``comm ... rank N`` line,
         its traceback right below its error chain): its rank-less cause findings are that rank's,
@@ -640,6 +666,7 @@ class JobState:
             return
         if failure == "fp16_overflow_skips":
             d = ev.data
+            self._note_printer(ev, order)
             to_scale = _float(d.get("to_scale"))
             if to_scale is None and (lg := _float(d.get("to_scale_log2"))) is not None and math.isfinite(lg):
                 to_scale = 2.0 ** max(min(lg, 1000.0), -1000.0)  # a scaler that logs log2(scale)

@@ -445,6 +445,10 @@ class LogParser:
                         extra = {k: v for k, v in more.groupdict().items() if v is not None}
                         seg.emit(EventKind.MATCH, failure=fr.entry.id, data={**data, **extra})
                 if (fr.fp.rank_scope or fr.entry.rank_scope) == "job":
+                    if ev.rank is not None or ev.local_rank is not None:
+                        # who printed it (which rank logs a reduced signal tells whether the job
+                        # logs from rank 0 only, or each rank its own view: detect.py)
+                        data["printed_by"] = (ev.rank, ev.local_rank)
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
                     ev.rank_from = None
                     data.pop("rank", None)

@@ -147,3 +147,50 @@ def test_a_rank_numbered_above_zero_is_one_of_several_whatever_else_the_log_show
     lines += [f"step {s} loss 4.38 scale {scale:g}" for s in range(140, 240, 20)]
     top = engine_verdict(lines)[0]
     assert top.rank == 2 and top.failure in ("fp16_overflow_skips", "loss_scale_collapse")
+
+
+def test_parameters_named_after_grads_of_are_a_local_note() -> None:
+    """A hand-written scaler logging per rank through its logger's name (``amp.rank2``) names the
+    parameters whose own gradients overflowed (corpus holdout32 g32d-016)."""
+    lines = ["INFO:amp.rank0:fp16 dynamic loss scaling on, world_size 4, initial scale 65536"]
+    scale = 4096
+    for step in range(10, 300, 10):
+        if step % 30 == 0:
+            lines.append(f"WARNING:amp.rank2:Gradient overflow in fp16 grads of encoder.0.weight,head.weight (loss_scale={scale})")
+            scale //= 2
+        else:
+            scale *= 2
+        lines.append(f"INFO:amp.rank0:step {step} loss {2.0 - step / 400:.4f} loss_scale {scale}")
+    lines += [f"WARNING:amp.rank0:{n} of the last 50 optimizer steps were skipped because of fp16 gradient overflow"
+              for n in (6, 6, 4, 5)]
+    found = [i for i in engine_verdict(lines) if i.failure == "fp16_overflow_skips"]
+    assert found and found[0].rank == 2
+
+
+def _printed_by(printers: tuple[int, ...]) -> list[str]:
+    """apex's scaler line (apex/amp/scaler.py: ``Gradient overflow.  Skipping step, loss scaler 0
+    reducing loss scale to X``) from torchrun's ``[defaultN]:`` prefixed workers, every rank logging
+    its own metric line (corpus holdout30 g30-005, where each rank logs a tqdm bar)."""
+    lines = []
+    scale = 65536.0
+    for it in range(1, 120):
+        lines += [f"[default{r}]:iter {it}/120 loss 2.3{r} scale {scale:g}" for r in (0, 1)]
+        if it >= 20 and it % 6 == 0:
+            scale /= 2
+            lines += [f"[default{r}]:Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scale:g}"
+                      for r in printers]
+        elif it >= 20 and it % 6 == 3:
+            scale *= 2
+    return lines
+
+
+def test_the_one_rank_above_zero_that_prints_every_overflow_report_is_named() -> None:
+    """A job that logs a reduced signal from one rank logs it from rank 0 (DeepSpeed's
+    ``log_dist(ranks=[0])``); a rank other than 0 that alone prints the scaler's reports, while
+    its peers log their own lines, reports where the overflow was found."""
+    top = next(i for i in engine_verdict(_printed_by((1,))) if i.failure == "fp16_overflow_skips")
+    assert top.rank == 1
+    # rank 0 alone (rank-zero-only logging), or every rank: no one
+    for printers in ((0,), (0, 1)):
+        found = [i for i in engine_verdict(_printed_by(printers)) if i.failure == "fp16_overflow_skips"]
+        assert found and found[0].rank is None, printers
