@@ -194,3 +194,22 @@ def test_the_one_rank_above_zero_that_prints_every_overflow_report_is_named() ->
     for printers in ((0,), (0, 1)):
         found = [i for i in engine_verdict(_printed_by(printers)) if i.failure == "fp16_overflow_skips"]
         assert found and found[0].rank is None, printers
+
+
+def test_a_rank_that_says_it_found_inf_in_its_grads_is_a_local_note() -> None:
+    """``rank 1: found inf in grads at step 45; scale 65536 -> 32768`` from one rank while every
+    rank says it skips the update (corpus holdout25 g25-003, a hand-written scaler on two ranks):
+    the rank that found the inf is named."""
+    lines = []
+    for step in range(1, 130):
+        scale = 32768 if step >= 45 and step % 8 == 4 else 65536
+        if step % 4 == 0:
+            lines += [f"2026-12-07 04:26:44,146 pid={25559 + r} [MainThread] INFO    train: step {step} loss 1.4{r} "
+                      f"scale {scale}" for r in (0, 1)]
+        if step >= 45 and step % 3 == 0:
+            lines.append(f"2026-12-07 04:26:44,488 pid=25560 [MainThread] WARNING amp.scaler: rank 1: found inf in grads at "
+                         f"step {step}; scale 65536 -> 32768")
+            lines += [f"2026-12-07 04:26:44,488 pid={25559 + r} [MainThread] WARNING amp.scaler: overflow detected, "
+                      f"skipping update (step {step})" for r in (0, 1)]
+    found = [i for i in engine_verdict(lines) if i.failure == "fp16_overflow_skips"]
+    assert found and found[0].rank == 1
