@@ -33,7 +33,16 @@ from detectors.model import Event, Finding, Incident, RankKey, Role, SampleRec, 
 from detectors.oddrank import is_warning, lagging_rank, note_template
 from detectors.parsers.progress import EPOCH_WEIGHT
 from detectors.prefixes import split_prefixes
-from detectors.stacks import RankStack, Where, classify, compare, decode_frames, is_launcher, reads
+from detectors.stacks import (
+    RankStack,
+    Where,
+    classify,
+    compare,
+    decode_frames,
+    is_launcher,
+    is_library,
+    reads,
+)
 from detectors.symptoms import symptom_incidents
 
 __all__ = ["Incident", "incidents"]
@@ -471,6 +480,12 @@ class _Correlator:
                     # next note below its OOM ("trying per-device batch_size=64"): it went on, and
                     # the job's metric lines count
                     n, need = len(every) - bisect_right(every, f.order), HANDLED_SAMPLES
+                elif f.rank is not None and n < need and not by_rank.get(f.rank):
+                    # a rank that never logs metric lines of its own (rank 0 logs the job's): the
+                    # job's lines went on after its error, and with every rank in each step's
+                    # collectives they could not have, had it died (its peers would wait, then time
+                    # out): more of them than for one rank's own
+                    n, need = len(every) - bisect_right(every, f.order), HANDLED_SAMPLES_BEFORE
                 if n >= need or (n >= 1 and _exception_key(f) in survived and any(
                         g.order < f.order and g.failure == f.failure and _exception_key(g) == _exception_key(f)
                         for g in base)):
@@ -2173,14 +2188,11 @@ class _Correlator:
             # the launcher's own stop is timed and timed metric lines of some rank still came right
             # before it (DeepSpeed's step lines 4 s before "Main process received SIGINT"): running
             return []
-        for t in interrupts:
-            frames = decode_frames(t.data["frames"]) if t.data.get("frames") else None
-            if (frames and not is_launcher(frames) and (place := classify(frames)).kind in (Where.CODE, Where.IO)
-                    and not reads(place)):
-                # interrupted while it computed or wrote: it was running, not stuck (one interrupted in
-                # a socket read waited on the other end: a display or logging server's answer that
-                # never came, corpus h28a-008's visdom post, wandb/wandb#3223's stalled loop)
-                return []
+        if any(_computing(t) for t in interrupts):
+            # interrupted while it computed or wrote: it was running, not stuck (one interrupted in
+            # a socket read waited on the other end: a display or logging server's answer that
+            # never came, corpus h28a-008's visdom post, wandb/wandb#3223's stalled loop)
+            return []
         evidence: list[Source] = []
         if ranks:
             evidence.append(max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source)
@@ -2511,6 +2523,17 @@ class _Correlator:
             for f in fatal:
                 f.severity = "info"
                 f.data["stopped_after_training"] = True
+        elif fatal and all(f.failure == "launcher_teardown" and f.role is Role.COLLATERAL for f in fatal) and any(
+                "pid" not in f.data and str(f.data.get("signal")).removeprefix("Signals.") in _OUTSIDE_STOPS
+                for f in fatal) and (stops := [t for t in self.st.teardowns if t.data.get("interrupted")
+                                               and not is_launcher(decode_frames(t.data.get("frames")) or ())]) \
+                and all(_computing(t, in_library=True) for t in stops):
+            # stopped from outside (Ctrl-C, the launcher's SIGINT) while every process that showed
+            # where the stop found it was computing or writing (its KeyboardInterrupt inside
+            # loss.backward()), and nothing failed: it was running, not stuck: a note
+            for f in fatal:
+                f.severity = "info"
+                f.data["stopped_while_running"] = True
         if fatal and all(f.failure == "launcher_teardown" and f.role is not Role.CAUSE for f in fatal):
             cancels = [f for f in self.st.findings if f.failure == "launcher_teardown"
                        and (f.data.get("reason") or f.data.get("cancelled"))]
@@ -3455,6 +3478,20 @@ def _spike_leads(spikes: list[Finding], after: list[Finding]) -> list[Finding]:
 STALL_MIN_SECONDS = 60.0
 STALL_FACTOR = 20.0
 STALL_MIN_LINES = 6  # metric lines that make a cadence to judge the silence by
+def _computing(t: Event, in_library: bool = False) -> bool:
+    """A process's KeyboardInterrupt (or stop) traceback shows it computing or writing when it
+    was stopped (its innermost frames in the program's or a library's compute, not in a read, a
+    wait or the launcher's own loop). ``in_library``: its innermost frame a library's (torch's
+    backward), not the program's own line, which may be a C call no frame shows (``time.sleep``)."""
+    frames = decode_frames(t.data["frames"]) if t.data.get("frames") else None
+    if not frames or is_launcher(frames):
+        return False
+    if in_library and not is_library(frames[0]):
+        return False
+    place = classify(frames)
+    return place.kind in (Where.CODE, Where.IO) and not reads(place)
+
+
 # signals a launcher receives when someone (or something) outside stops a job: SIGTERM, SIGINT
 _OUTSIDE_STOPS = frozenset({"15", "2", "SIGTERM", "SIGINT"})
 # what a program may catch and go on from: an exception, an out-of-memory error (a batch-size

@@ -611,10 +611,10 @@ class JobState:
     def _note_printer(self, ev: Event, order: int) -> None:
         """Which process printed an overflow report (its prefix, or the rank its message names
         as the logger: DeepSpeed's ``OVERFLOW! Rank 1 Skipping step``)."""
-        by = ev.data.get("printed_by")
+        by, by_local = _int(ev.data.get("printed_by")), _int(ev.data.get("printed_by_local"))
         key: tuple[int | None, int | None] | None = None
-        if isinstance(by, (tuple, list)) and len(by) == 2:  # (a list once it went through JSON)
-            key = (_int(by[0]), _int(by[1]))
+        if by is not None or by_local is not None:
+            key = (by, by_local)
         elif (logged := _int(ev.data.get("logging_rank"))) is not None:
             key = (logged, None)
         if key is None:
@@ -771,9 +771,10 @@ class JobState:
             self._cause_lines[ev.source.path] = (ev.source.line, failure)
         if rank is None and ev.local_rank is None and role is Role.CAUSE and not ev.data.get("job_scope"):
             pend = self._unranked.setdefault(ev.source.path, [])
-            if not _TERMINATE.match(ev.source.text):
+            if not _TERMINATE.match(ev.source.text) and not data.get("frames"):
                 # (C++'s std::terminate report, "  what():  ...", is a process's last words: no
-                # Python traceback of that process can follow it)
+                # Python traceback of that process can follow it; nor does one that ended a whole
+                # traceback of its own: the tagged one below is another process's report)
                 pend.append((ev.source.line, finding))
             del pend[:-4]
             proc = data.get("nccl_proc")

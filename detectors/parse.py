@@ -448,7 +448,10 @@ class LogParser:
                     if ev.rank is not None or ev.local_rank is not None:
                         # who printed it (which rank logs a reduced signal tells whether the job
                         # logs from rank 0 only, or each rank its own view: detect.py)
-                        data["printed_by"] = (ev.rank, ev.local_rank)
+                        if ev.rank is not None:
+                            data["printed_by"] = ev.rank
+                        if ev.local_rank is not None:
+                            data["printed_by_local"] = ev.local_rank
                     ev.rank = ev.local_rank = None  # the logging rank of a reduced signal
                     ev.rank_from = None
                     data.pop("rank", None)

@@ -383,3 +383,31 @@ def test_a_rank_interrupted_in_its_own_code_while_its_peers_lost_it_is_the_hung_
     lines.append("torch.distributed.elastic.multiprocessing.api.SignalException: Process 2005 got signal: 2")
     top = engine_verdict(lines)[0]
     assert (top.failure, top.rank) == ("rank_hang", 3)
+
+
+def test_a_ctrl_c_that_found_every_process_computing_is_a_note() -> None:
+    """torchrun forwards Ctrl-C (``Sending process N closing signal SIGINT``), each worker's
+    KeyboardInterrupt is inside ``loss.backward()`` and the agent ends in ``SignalException: ...
+    got signal: 2``; nothing failed (a committed log, corpus holdout33 h33a-014, the sign-language
+    trainer): the job was running when stopped, a note, never a page. The same stop finding one
+    process in a wait still warns."""
+    def worker(inner: list[str]) -> list[str]:
+        return ["Traceback (most recent call last):", '  File "/home/u/tools/train_ddp.py", line 183, in <module>',
+                "    main()", '  File "/home/u/engines/trainner.py", line 108, in _backward_and_update',
+                "    loss.backward()", *inner, "KeyboardInterrupt"]
+    backward = [f'  File "{_SITE}/torch/autograd/__init__.py", line 200, in backward',
+                "    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass"]
+    lines = [f"[2024-03-30 06:11:04,008][main.Trainner][INFO] - iteration index: {i}, batch loss: {90 - i / 10:.3f}"
+             for i in range(0, 300, 100)]
+    lines += ["WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1066740 closing signal SIGINT",
+              "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1066741 closing signal SIGINT"]
+    tail = ["Traceback (most recent call last):", f'  File "{_SITE}/torch/distributed/elastic/multiprocessing/api.py", '
+            "line 62, in _terminate_process_handler",
+            '    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)',
+            "torch.distributed.elastic.multiprocessing.api.SignalException: Process 1066706 got signal: 2"]
+    running = [*lines, *worker(backward), *worker(backward), *tail]
+    assert [(i.failure, i.severity) for i in engine_verdict(running) if i.severity in ("warning", "critical")] == []
+    waiting = [f'  File "{_SITE}/torch/utils/data/dataloader.py", line 1133, in _try_get_data',
+               "    data = self._data_queue.get(timeout=timeout)",
+               '  File "/usr/lib/python3.9/queue.py", line 180, in get', "    self.not_empty.wait(remaining)"]
+    assert any(i.severity in ("warning", "critical") for i in engine_verdict([*lines, *worker(backward), *worker(waiting), *tail]))

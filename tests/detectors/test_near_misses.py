@@ -185,3 +185,27 @@ def test_an_epoch_summary_far_above_the_sum_of_its_batches_is_still_judged() -> 
     lines += ["Epoch: 48\tTime: 1400.0000\tLoss: 240.0000\tLearningRate 0.000118",
               "Epoch: 49\tTime: 1400.0000\tLoss: 260.0000\tLearningRate 0.000118"]
     assert [inc.failure for inc in engine_verdict(lines)][:1] == ["loss_spike"]
+
+
+def _bar_oom(fatal: bool) -> list[str]:
+    # only rank 0 logs the loss (a tqdm bar and "step N/80" lines); rank 3's OOM warning, glued to a
+    # bar fragment, says it retries with a smaller micro-batch (corpus holdout33 g33c-016)
+    lines = [f"train:  {s}%|#   | {s}/80 [00:0{s // 20}<00:03, 21.63it/s, loss={6.5 - s / 30:.3f}]" for s in range(1, 34)]
+    lines.append("train:  42%|####  | 34/80 [00:01<00:02, 20.86it/s, loss=5.204][rank3] WARNING step 40: CUDA out of "
+                 "memory. Tried to allocate 4.88 GiB. GPU 3 has a total capacity of 39.39 GiB of which 1.87 GiB is free. "
+                 "Inclu... -> retrying with micro_batch=8 x grad_accum=2")
+    if fatal:
+        return [*lines, "W1208 03:02:11.000000 4411 torch/distributed/elastic/multiprocessing/api.py:897] Sending "
+                "process 4415 closing signal SIGTERM",
+                "E1208 03:02:11.000000 4411 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+                "local_rank: 3 (pid: 4418) of binary: /usr/bin/python3"]
+    lines += [f"train:  {s}%|#   | {s}/80 [00:02<00:01, 20.86it/s, loss={5.2 - (s - 34) / 30:.3f}]" for s in range(35, 81)]
+    return [*lines, "step 60/80 loss=4.5550", "step 80/80 loss=4.0357", "finished all steps"]
+
+
+def test_an_oom_of_a_rank_that_logs_no_lines_of_its_own_is_handled_when_the_job_trains_on() -> None:
+    """With every rank in each step's collectives, rank 0's lines could not have gone on had rank 3
+    died: its OOM was caught (a note). The same OOM that ends rank 3 is the failure."""
+    assert all(inc.severity == "info" for inc in engine_verdict(_bar_oom(False)))
+    top = engine_verdict(_bar_oom(True))[0]
+    assert (top.failure, top.rank, top.severity) == ("cuda_oom", 3, "critical")

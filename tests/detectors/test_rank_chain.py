@@ -648,3 +648,29 @@ def test_library_errors_before_the_frameworks_end_of_training_line_are_a_note() 
     for end in ("`Trainer.fit` stopped: `max_epochs=3` reached.",
                 "Training completed. Do not forget to share your model on huggingface.co/models =)"):
         assert [i for i in engine_verdict([*run, *errs, end]) if i.severity in ("critical", "warning")] == []
+
+
+def test_a_whole_untagged_traceback_is_not_claimed_by_the_tagged_one_below() -> None:
+    """A worker's whole OOM traceback printed without a rank tag (its own ``Traceback ...`` through
+    ``torch.OutOfMemoryError: ... GPU 0``), then rank 0's tagged traceback of its own lost peer:
+    the tagged block is another process's report, and torchrun's root cause (rank 1, exit 1) is
+    the OOM's process (corpus holdout33 g33-020, a CPU torchrun job)."""
+    lines = ["Traceback (most recent call last):", '  File "/home/user/run/train.py", line 37, in <module>',
+             "    main()", '  File "/home/user/run/train.py", line 28, in main',
+             '    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity '
+             'of 39.39 GiB of which 3.12 GiB is free. "',
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 39.39 GiB "
+             "of which 3.12 GiB is free.",
+             "[rank0]: Traceback (most recent call last):", '[rank0]:   File "/home/user/run/train.py", line 30, in main',
+             "[rank0]:     opt.zero_grad(); loss.backward(); opt.step()",
+             "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed "
+             "by peer [127.0.0.1]:23437. This is typically caused by a remote worker crashing.",
+             "W1207 22:10:01.000000 22890 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 22892 closing "
+             "signal SIGTERM",
+             "E1207 22:10:01.000000 22890 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+             "local_rank: 1 (pid: 22893) of binary: /usr/bin/python3"]
+    inc = report("\n".join(lines))["incidents"][0]
+    assert (inc["failure"], inc["initiator"]["rank"]) == ("cuda_oom", 1)
+    # a lone exception line above the tagged traceback is still that traceback's (its summary)
+    lone = report("\n".join([*lines[5:8], "[rank0]: torch.OutOfMemoryError: CUDA out of memory."]))["incidents"][0]
+    assert (lone["failure"], lone["initiator"]["rank"]) == ("cuda_oom", 0)
