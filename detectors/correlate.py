@@ -77,7 +77,7 @@ STARTUP_RUN = 3
 STARTUP_FLOOR = 1024
 STARTUP_AFTER = 2
 FIRST_STEPS = 5  # overflows before a run's 5th logged step, then clean lines: the scaler finding its scale
-SPIKE_PASSED_AFTER = 5  # finite losses logged after a spike that came back at once: enough to call it passed
+SPIKE_PASSED_AFTER = 4  # finite losses logged after a spike that came back at once: enough to call it passed
 SPIKE_BACK_WITHIN = 2  # logged values within which a passing spike's loss is back near its level
 LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad norm rises: learning
 # a scaler that regrows and overflows again REGROWTHS+ times, one overflow per 20 logged steps or

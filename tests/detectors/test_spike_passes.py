@@ -49,3 +49,15 @@ def test_a_step_counter_restart_without_the_same_level_before_is_still_judged() 
     jump = tail + ["Epoch 12, step/total_step: 5/60 8.33% Loss:9.1469"] + [
         f"Epoch 12, step/total_step: {s}/60 {s / 60:.2%} Loss:{9.0 - s / 100:.4f}" for s in range(10, 45, 5)]
     assert _spikes(jump) == [("loss_spike", "warning")]
+
+
+def test_four_values_back_at_the_level_after_a_one_value_spike_are_enough() -> None:
+    """A structlog JSON run logging every 10 steps (corpus holdout33 g33c-018, healthy): rank 1's
+    loss 1.52 at step 80 between 0.22 and 0.20, then four more values at its level to the run's
+    end. Fewer than four after it are still too few."""
+    losses = {10: 15.64, 20: 8.73, 30: 3.73, 40: 1.03, 50: 0.58, 60: 0.39, 70: 0.22, 80: 1.52, 90: 0.20, 100: 0.11,
+              110: 0.17, 120: 0.22}
+    lines = [f'{{"rank": 1, "step": {s}, "loss": {v}, "nan_count": 0, "event": "train_step", "level": "info"}}'
+             for s, v in losses.items()]
+    assert _spikes(lines) == [("loss_spike", "info")]
+    assert _spikes(lines[:-1]) == [("loss_spike", "warning")]
