@@ -318,6 +318,33 @@ def _marian(m: re.Match[str], seg: Segment) -> bool:
     return _emit(seg, values, "local")
 
 
+# --- BasicSR's MessageLogger (basicsr/utils/logger.py) and the restoration, super-resolution and
+# IQA projects built on it (Real-ESRGAN, GFPGAN, IQA-PyTorch; MMSR/mmagic before): "[train..][epoch:
+# 0, iter:     100, lr:(3.000e-05,)] [eta: 4:06:17, time (data): 1.663 (0.247)] l_pix: 1.2e-02
+# l_percep: 3.1e+00", the older "<epoch: 86, iter: 107,200, lr:2.500e-05> l_g_pix: 1.4819e-03 ...
+# l_d_real: 1.4e-05". Its losses are named "l_<term>": the generator's (and a model's only) terms
+# add up to the loss the model trains, "l_d_*" are the discriminator's; the iteration (printed with
+# thousands separators) is the step. The values are reduced over ranks before rank 0 logs them.
+_BASICSR = re.compile(r"[\[<]epoch: {0,8}(?P<ep>\d{1,6}), iter: {0,12}(?P<it>\d{1,3}(?:,\d{3})*|\d{1,12}), lr:")
+_BASICSR_LOSS = re.compile(rf"(?<![\w/])l_(?P<name>[a-z][a-z0-9_]{{0,40}}): (?P<v>{_NUM})")
+
+
+def _basicsr(m: re.Match[str], seg: Segment) -> bool:
+    bm = _BASICSR.search(seg.body)
+    if bm is None:
+        return False
+    parts: list[float] = []
+    for lm in _BASICSR_LOSS.finditer(seg.body, bm.end()):
+        v = parse_number(lm.group("v"))
+        if v is not None and not lm.group("name").startswith("d_"):
+            parts.append(v)
+    if not parts:
+        return False
+    values = {"step": float(bm.group("it").replace(",", "")), "epoch": float(bm.group("ep")),
+              "loss": sum_of_parts(parts)}
+    return _emit(seg, values, "global")
+
+
 # --- DeepSpeed --------------------------------------------------------------------------
 _DS_STEP = re.compile(r"step=(?P<step>\d+), skipped=(?P<skipped>\d+)")
 _DS_PIPE = re.compile(rf"steps: (?P<step>\d+) loss: (?P<loss>{_NUM})")
@@ -1223,6 +1250,7 @@ RULES = [
     Rule("darknet.iteration", r"\b\d+: [-+]?(?:[0-9]|nan|inf)[0-9.]*, [-+]?(?:[0-9]|nan|inf)[0-9.]* avg", _darknet),
     Rule("metrics.megatron", r"iteration\s+\d+/\s*\d+ \|", _megatron),
     Rule("metrics.deepspeed", r"step=\d+, skipped=\d+|steps: \d+ loss: ", _deepspeed),
+    Rule("metrics.basicsr", r"(?:\[|<)epoch: {0,8}[0-9]{1,6}, iter: {0,12}[0-9][0-9,]{0,15}, lr:", _basicsr),
     Rule("metrics.marian", r"\bEp\. [0-9]{1,6} : Up\. [0-9]{1,12} : Sen\. [0-9,]{1,20} : Cost ", _marian),
     Rule(FIELDS_RULE, _TRIGGER, _fields),
     # (not "metrics.": the scan's noise rule would drop it for lacking a metric key)
