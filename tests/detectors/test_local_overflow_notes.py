@@ -213,3 +213,24 @@ def test_a_rank_that_says_it_found_inf_in_its_grads_is_a_local_note() -> None:
                       f"skipping update (step {step})" for r in (0, 1)]
     found = [i for i in engine_verdict(lines) if i.failure == "fp16_overflow_skips"]
     assert found and found[0].rank == 1
+
+
+def test_a_ranks_own_count_of_non_finite_local_grads_above_zero_names_it() -> None:
+    """Every rank's window summary counts its own non-finite local gradients; only rank 3's is above
+    zero while every rank prints apex's skip lines (corpus holdout33 g33-006, a CPU torchrun job)."""
+    lines = []
+    scale = 65536.0
+    for step in range(50, 501, 50):
+        bad = step > 200
+        for r in range(4):
+            n = 6 if bad and r == 3 else 0
+            lines.append(f"[default{r}]:[rank{r}] step {step} | window skip rate {12.0 if bad else 0.0}% "
+                         f"({6 if bad else 0}/50) | non-finite local grads {n} | loss 1.{r}{step % 7} | loss_scale {scale}")
+        if bad:
+            for _ in range(6):
+                scale = max(scale / 2, 16.0)
+                lines += [f"[default{r}]:Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scale}"
+                          for r in range(4)]
+            scale *= 8
+    found = [i for i in engine_verdict(lines) if i.failure in ("fp16_overflow_skips", "loss_scale_collapse")]
+    assert found and found[0].rank == 3
