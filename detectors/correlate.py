@@ -480,9 +480,10 @@ class _Correlator:
                     # next note below its OOM ("trying per-device batch_size=64"): it went on, and
                     # the job's metric lines count
                     n, need = len(every) - bisect_right(every, f.order), HANDLED_SAMPLES
-                elif f.rank is not None and n < need and not by_rank.get(f.rank):
+                elif f.failure == "cuda_oom" and f.rank is not None and n < need and not by_rank.get(f.rank):
                     # a rank that never logs metric lines of its own (rank 0 logs the job's): the
-                    # job's lines went on after its error, and with every rank in each step's
+                    # job's lines went on after its OOM (one a retry or a batch-size search
+                    # caught; an uncaught traceback's process ends), and with every rank in each step's
                     # collectives they could not have, had it died (its peers would wait, then time
                     # out): more of them than for one rank's own
                     n, need = len(every) - bisect_right(every, f.order), HANDLED_SAMPLES_BEFORE
