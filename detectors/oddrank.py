@@ -29,6 +29,10 @@ _RANK_TOKEN = re.compile(
     r"(?i)\b(?:local_|global_|node_)?rank\b['\"]?\s*[:=#]?\s*\d+(?:\s*/\s*\d+)?|\[r\d+(?:/\d+)?\]|\bworld(?:_size)?\b\s*[:=]?\s*\d+")
 # a clock or a date left in the message (a format the prefix parser does not strip): differs on every line
 _CLOCK = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]|\b)|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?")
+_STATUS_CELLS = re.compile(r"\s*[|│]\s*")
+_RICH_SAME_SECOND = re.compile(r"\s{4,16}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,}\S")
+_STATUS_ROW = re.compile(r"(?i:heartbeat|status|state|watchdog|monitor)\s{1,4}rank\s{0,2}(\d{1,6})\s{0,2}:\s")
+_TAG_LEAD = re.compile(r"^(?:\[[A-Za-z][\w .:-]{0,30}\]\s*)+")
 _NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 # not a rank's own report: traceback frames and exception text, which the peers print too with
 # their own ports and addresses
@@ -166,8 +170,22 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
     rank prints alike. Keyed ("g", global rank), or ("l", local rank) where only a local rank
     is named (torchrun's ``[default3]:``; the job's map of local ranks tells the global one)."""
     got: dict[tuple[str, int], LastLine] = {}
+    table = False  # below a status table's header whose first column is the rank
     for i, raw in enumerate(lines):
         line = raw.rsplit("\r", 1)[-1] if "\r" in raw else raw
+        if "|" in line or "│" in line:
+            # (behind the monitor's own tag: "[monitor] rank | step | phase")
+            cells = [c.strip() for c in _STATUS_CELLS.split(_TAG_LEAD.sub("", split_prefixes(line, year).body.strip()))]
+            if len(cells) >= 3 and cells[0].casefold() in ("rank", "global rank", "rank id"):
+                table = True
+                continue
+            if table and len(cells) >= 3 and cells[0].isdigit() and len(cells[0]) <= 6 and len(line) <= MAX_BODY:
+                # a row of a monitor's status table of every rank ("rank | step | phase | last beat",
+                # then "   1 |  121 | data    |   19.5s ago | STALE"): that rank's last state
+                norm = " ".join(_CLOCK.sub("", " | ".join(cells[1:])).split())
+                got[("g", int(cells[0]))] = LastLine(i, norm, line.strip())
+                continue
+        table = False
         if ("ank" in line or "default" in line) and GLUED_RANK.search(line):
             # two processes' notes printed into one line: each is its own rank's
             for part in GLUED_RANK.split(line):
@@ -175,16 +193,24 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
             continue
         if not line.strip() or len(line) > MAX_BODY:
             continue
+        if line[:1].isspace() and _RICH_SAME_SECOND.match(line):
+            # rich's handler leaves the time column blank for a record in the same second as the one
+            # above ("           ERROR    [r0] heartbeat rank 2: ..."): a record, not a continuation
+            line = line.lstrip()
         pre = split_prefixes(line, year)
         body = pre.body
         if not body.strip() or body[:1].isspace():
             continue  # a continuation: an indented frame, a wrapped value
         # (DeepSpeed's log_dist ``[Rank 0] `` and a user's own ``[Rank 2] `` tag: who printed it)
         rank = pre.rank if pre.rank is not None else pre.logging_rank if pre.logging_rank is not None else message_rank(body)[0]
+        if (row := _STATUS_ROW.match(body.strip())) is not None:
+            # a monitor's status row about one rank ("heartbeat rank 2: step 52 phase data, 20.0s
+            # ago", printed by rank 0 for every rank): that rank's last state, whoever printed it
+            rank = int(row.group(1))
         if rank is None and pre.local_rank is None:
             rank = file_rank
         key = ("g", rank) if rank is not None else ("l", pre.local_rank) if pre.local_rank is not None else None
-        if key is None or _NOT_NOTE.search(body) or (pre.level or " ")[0].upper() in _ERROR_LEVEL:
+        if key is None or (row is None and (_NOT_NOTE.search(body) or (pre.level or " ")[0].upper() in _ERROR_LEVEL)):
             continue
         norm = " ".join(_CLOCK.sub("", _RANK_TOKEN.sub("", _CLOCK_FIELD.sub("", _BAR_STATS.sub("", body)))).split())
         if norm:

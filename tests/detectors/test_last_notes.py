@@ -340,3 +340,32 @@ def test_the_notes_and_a_context_event_of_the_same_line_keep_their_own_mqtt_ids(
     ctx = Event(EventKind.CONTEXT, src, data={"key": "world_size", "value": 4})
     notes = Event(EventKind.CONTEXT, Source("train.log", 20, ""), data={"key": "last_notes", "value": "0\t20\tx\tx"})
     assert event_id("node1", ctx) != event_id("node1", notes)
+
+
+def test_a_monitors_status_table_gives_each_rank_its_last_state() -> None:
+    """A watchdog thread's table of every rank's heartbeat (``rank | step | phase | last beat |
+    status``, one row per rank) printed until an outer ``timeout`` SIGTERMs torchrun: the one rank
+    whose phase stands apart (``data`` while its peers sit in ``compute``, the all-reduce) held the
+    others up (corpus holdout33 g33-013, a CPU torchrun job)."""
+    table = ["[monitor] ---- heartbeat table ----", "[monitor] rank | step | phase   | last beat    | status"]
+    rows = [f"[monitor]    {r} |  121 | {'data   ' if r == 1 else 'compute'} |   {ago}s ago | STALE" for r in range(4)
+            for ago in ("19.5",)]
+    assert lagging_rank({k[1]: n.body for k, n in last_own_lines([*table, *rows]).items()}) == (1, "apart")
+    lines = [f"[rank{r}] step {s} loss {2 - s / 100:.3f}" for s in range(100, 121, 10) for r in range(4)]
+    lines += [*table, *rows, *table[1:], *(row.replace("19.5", "25.5") for row in rows),
+              "W1208 02:51:37.000000 1958 torch/distributed/elastic/agent/server/api.py:723] Received 15 death signal, "
+              "shutting down workers",
+              "torch.distributed.elastic.multiprocessing.api.SignalException: Process 1958 got signal: 15"]
+    top = engine_verdict(lines)[0]
+    assert (top.failure, top.rank) == ("rank_hang", 1)
+    # every rank in the same phase: no one stands apart
+    level = [ln.replace("data   ", "compute") for ln in lines]
+    assert all(i.rank is None for i in engine_verdict(level))
+
+
+def test_a_monitors_status_row_about_a_rank_is_that_ranks_state() -> None:
+    """rank 0's watchdog prints a heartbeat row for each rank at ERROR level, rich's handler leaving
+    the time column blank within the second (corpus holdout30 g30c-008)."""
+    rows = [f"           ERROR    [r0] heartbeat rank {r}: step 52 phase {'data' if r == 2 else 'fwd_bwd'}, 20.0s ago  train.py:38"
+            for r in range(4)]
+    assert lagging_rank({k[1]: n.body for k, n in last_own_lines(rows).items()}) == (2, "apart")
