@@ -77,6 +77,10 @@ _LABEL = re.compile(r"[^\[\]\s][^\[\]]{0,80}?\s(?=\[(?:default|rank)\d+\]:|\[(?:
 # worker / machine word with a short id ("hostA: ", "node1: ", "worker_b: ")
 _HOST_LABEL = re.compile(r"(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*(?:\.[a-z0-9-]+)*|\d{1,3}(?:\.\d{1,3}){3}"
                          r"|(?:[Hh]ost|[Nn]ode|[Ww]orker|[Mm]achine)(?:[-_]?\d{1,3}|[-_]?[A-Z]|[-_][a-z])): ")
+# journald's and syslog's line ("Dec 08 02:54:09 dgx-b07 python[41877]: ", "Dec  8 02:54:08 node3 kernel: "):
+# month, day, clock, host, the program and its pid
+_SYSLOG = re.compile(r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(?P<d>\d{1,2}) (?P<hms>\d\d:\d\d:\d\d)"
+                     r"(?:\.\d{1,9})? (?P<host>[A-Za-z0-9][\w.-]{0,62}) (?P<prog>[\w./@-]{1,64})(?:\[(?P<pid>\d{1,9})\])?: ")
 # docker compose's service prefix ("trainer-worker-1  | ", v1's "trainer_worker_1  | ") and the same
 # with a container's name after the pod's, as Kubernetes log tailers print several pods interleaved
 # ("train-worker-1 trainer | "): a name whose last part holds the replica's number, then "| "
@@ -314,6 +318,18 @@ def split_prefixes(line: str, year: int = 1970) -> Prefixed:
         m = _HOST_LABEL.match(s, pos) if pos == 0 else None
         if m:
             pos = m.end()  # a multi-node runner's host label ("worker-1: ", "10.0.87.143: "): pdsh, clush, a user's tee
+            continue
+        m = _SYSLOG.match(s, pos) if pos == 0 and s[:1] in "ADFJMNOS" else None
+        if m:
+            # journald / syslog ("Dec 08 02:54:09 node3 python[41877]: "): the host and the
+            # process that wrote the line; the clock carries no year
+            mon = _MONTHS.get(m.group("mon"))
+            if mon is not None:
+                p.time = _ts_md(f"{mon:02d}{int(m.group('d')):02d}", m.group("hms"), year)
+            p.host = m.group("host")
+            if m.group("pid"):
+                p.pid = int(m.group("pid"))
+            pos = m.end()
             continue
         m = _COMPOSE.match(s, pos) if pos == 0 else None
         if m:
