@@ -1503,9 +1503,12 @@ class _Correlator:
             sig = d.get("signal")
             kw = dict(exitcode=code, signal=sig, reporter=d.get("reporter"), local_rank=d.get("local_rank"),
                       root_cause_claimed=bool(d.get("root_cause")))
-            if rank is not None and any(f.data.get("rank_from") != "launcher" for f in own.get(rank, [])):
-                # the rank's own log already explains it (a launcher's own lines about it do not):
-                # the exit is supporting evidence
+            if rank is not None and any(f.data.get("rank_from") != "launcher"
+                                        or (f.failure in ("collective_timeout", "peer_connection_lost") and code > 0)
+                                        for f in own.get(rank, [])):
+                # the rank's own log already explains it (a launcher's own lines about it do not;
+                # the timeout its summary quotes from the worker's error file does: the worker
+                # raised it, and its exception exit is that): the exit is supporting evidence
                 for f in own[rank]:
                     if f.role is Role.CAUSE:
                         f.evidence.append(ev.source)
