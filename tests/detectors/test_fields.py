@@ -178,6 +178,16 @@ def test_a_bars_postfix_behind_a_launchers_prefix_is_that_ranks() -> None:
     assert ev.rank == 3
 
 
+def test_a_camel_case_term_after_the_word_loss_is_a_part_of_the_loss() -> None:
+    """A JAX/equinox trainer's outer-step line (``LossTrajs: nan``, a committed nohup.log of ddrous/ncflow,
+    corpus holdout33 h33a-012): the loss, and its NaN; ``LossScale`` stays the loss scale."""
+    (ev,) = _samples("    Outer Step:   140      LossTrajs: nan     ContextsNorm: nan     ValIndCrit: nan")
+    assert ev.step == 140 and math.isnan(ev.data["loss"])
+    (ev,) = _samples("    Outer Step:   130      LossTrajs: 1.34405100     ContextsNorm: 0.03500433")
+    assert ev.data["loss"] == 1.344051
+    assert all("loss" not in e.data for e in _samples("step 5 LossScale: 1024"))
+
+
 def test_reduced_views_are_global() -> None:
     """HF dicts and fairseq summaries are the logging rank's view of the job: never local."""
     assert _samples("{'loss': 2.1, 'grad_norm': nan, 'epoch': 0.1}")[0].data["scope"] == "global"
