@@ -133,7 +133,7 @@ _COMP = (r"[A-Za-z][A-Za-z0-9_]{0,40}[ _-][Ll]oss|[A-Za-z][A-Za-z0-9]{0,40}(?:_[
          # (never the loss scale's own name, "loss_scaling=32768.0": no part of the loss)
          r"|[Ll]oss[_-](?![Ss]cal)[A-Za-z][A-Za-z0-9_]{0,40}|[A-Za-z][A-Za-z0-9]{0,40}[a-z0-9]Loss"
          # (a CamelCase term after the word: "LossTrajs: 1.48", "LossKL"; never "LossScale")
-         r"|Loss(?!Scal)[A-Z][A-Za-z0-9]{0,30}")
+         r"|(?-i:[Ll]oss(?!Scal)[A-Z][A-Za-z0-9]{0,30})")
 
 def _field(key: str) -> re.Pattern[str]:
     """The key/value pattern around ``key`` (the alternation that names the key and, when it
@@ -305,8 +305,8 @@ def _may_have_parts(text: str) -> bool:
                     return True
             if after[:1] in ("_", "-") and after[1:2].isalpha():
                 return True
-            if text[i:i + 4] == "Loss" and text[i + 4:i + 5].isupper() and not low.startswith("scal", i + 4):
-                return True  # "LossTrajs", "LossKL"
+            if text[i + 4:i + 5].isupper() and not low.startswith("scal", i + 4):
+                return True  # "LossTrajs", "LossKL", KotlinDL's "lossValue"
             if i >= 2 and low[i - 1].isalnum() and (low[i - 2].isalnum() or low[i - 1].isdigit()):
                 return True  # a word glued before it ("RPNL1Loss", "RCNNLogLoss")
         i = low.find("loss", i + 4)

@@ -50,8 +50,9 @@ _TRIGGER = (
     r"|(?:^|[^A-Za-z])(?:r?msl?e|mae|R?MSL?E|MAE)['\"]?\s{0,16}[:=]?\s{0,16}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
     # a loss component named after the loss ("loss_rpn_cls: 156.29", mmdet)
     r"|[Ll]oss_[A-Za-z][A-Za-z0-9_]{0,30}['\"]?\s{0,4}[:=]\s{0,4}['\"]?[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
-    # ... or CamelCase after it ("LossTrajs: 1.48", a JAX trainer's; "LossScale" is read as the scale)
-    r"|Loss[A-Z][A-Za-z0-9]{0,30}\s{0,4}[:=]\s{0,4}[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
+    # ... or CamelCase after it ("LossTrajs: 1.48", a JAX trainer's; KotlinDL's "lossValue: NaN"; "LossScale"
+    # is read as the scale)
+    r"|[Ll]oss[A-Z][A-Za-z0-9]{0,30}\s{0,4}[:=]\s{0,4}[-+]?(?:\d|\.\d|[Nn]a[Nn]|[Ii]nf)"
 )
 
 # a number printed with a fractional part ("{:.4f}"), or a non-finite one: never a bare count
