@@ -60,6 +60,9 @@ UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over co
 # batch's loss a gross multiple of the epoch's, the same ratio bare number columns need (the value
 # is inferred from two rounded means, so only a gross change counts)
 RUNNING_MEAN_JUMP = 50.0
+NORM_CLIMB_FACTOR = 20.0  # a grad norm this many times its first values' median, after a steady climb
+NORM_CLIMB_LEVEL = 10.0  # ... with the last five values all at least this many times it
+NORM_CLIMB_UP = 0.7  # ... and this share of its moves upward
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
 # a finite loss this large (a trillion) is a divergence whatever came before: no objective a run
 # trains logs it (no healthy or benign case of the corpus logs a loss above 1e6)
@@ -1216,7 +1219,7 @@ class JobState:
                 # a short excerpt (a few epoch lines): only a walk back far past its best counts
                 hit = self._diverged(st, v)
             if not hit and metric == "grad_norm":
-                hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
+                hit = v >= ABSURD_GRAD_NORM or self._growing(st, v) or self._climbing_norm(st, v)
             if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)
@@ -1260,6 +1263,27 @@ class JobState:
         if seq[0] <= 0:
             return False
         return all(b >= 1.2 * a for a, b in itertools.pairwise(seq)) and seq[-1] >= 5 * seq[0]
+
+    @staticmethod
+    def _climbing_norm(st: RankState, v: float) -> bool:
+        """A gradient norm that climbed steadily over the window: 12+ values logged after its
+        first ones, most moves upward (``NORM_CLIMB_UP`` of them), no single move more than half the
+        climb (not one jump: the ratio rule judges those), this value and the 4 before it all at
+        least ``NORM_CLIMB_LEVEL`` times the median of the first 3, this one ``NORM_CLIMB_FACTOR``
+        times it. Growth by a tenth per logged step is no geometric burst (``_growing``) and stays
+        under ten times the running median at every step, yet 30x over the run is no norm a healthy
+        run settles at (weights drifting off: a flipped regulariser, a learning rate too high)."""
+        prev = [x for r in st.samples if (x := r.data.get("grad_norm")) is not None and math.isfinite(x)]
+        if len(prev) < 14:
+            return False
+        seq = [*prev, v]
+        start = sorted(seq[:3])[1]
+        if start <= 0 or v < NORM_CLIMB_FACTOR * start or min(seq[-5:]) < NORM_CLIMB_LEVEL * start:
+            return False
+        moves = [b - a for a, b in itertools.pairwise(seq)]
+        if sum(m > 0 for m in moves) < NORM_CLIMB_UP * len(moves):
+            return False
+        return max(moves) <= 0.5 * (v - start)
 
     @staticmethod
     def _plateau_break(st: RankState, v: float) -> bool:

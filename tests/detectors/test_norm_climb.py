@@ -1,0 +1,28 @@
+"""A gradient norm that climbs steadily, a tenth or so per logged step, 8 → 381 over 200 steps: no
+single value is ten times the running median and no five in a row grow geometrically, yet no
+healthy run settles at 30 times its first norms (corpus holdout33 g33c-011: an absl-logged CPU
+torchrun job whose flipped L2 penalty rewards growing weights; its total loss falls while the mse
+and the norm climb). A norm that rises early and settles, or one clipped spike, is no climb."""
+
+from __future__ import annotations
+
+from tests.helpers import engine_verdict
+
+_NORMS = [8.426, 12.274, 16.937, 21.808, 27.515, 34.534, 38.194, 42.953, 48.824, 49.585, 56.117, 61.990, 193.706,
+          192.843, 231.971, 234.362, 271.901, 273.861, 315.347, 381.118]
+
+
+def _lines(norms: list[float]) -> list[str]:
+    return [f"I1208 02:50:28.866400 139638033312640 train.py:41] step {10 * (i + 1)} mse={0.5 + i / 10:.4f} "
+            f"loss={-35 - 110 * i:.4f} grad_norm={g:.3f} clipped=True param_norm={8 + 3 * i:.2f}" for i, g in enumerate(norms)]
+
+
+def test_a_steady_climb_to_thirty_times_its_start_is_an_explosion() -> None:
+    found = [i for i in engine_verdict(_lines(_NORMS)) if i.failure == "grad_norm_explosion"]
+    assert found and found[0].severity in ("warning", "critical")
+
+
+def test_a_norm_that_rises_early_and_settles_is_no_climb() -> None:
+    settled = [*_NORMS[:8], *[45.0 + (i % 3) for i in range(12)]]
+    assert not [i for i in engine_verdict(_lines(settled)) if i.failure == "grad_norm_explosion"]
+
