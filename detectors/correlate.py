@@ -2126,8 +2126,27 @@ class _Correlator:
                       for a, b in itertools.pairwise(s.time for s in rs.samples if s.time is not None) if b > a)
         # (lines within one second of each other, at the clock's resolution: a cadence under a second)
         usual = gaps[len(gaps) // 2] if gaps else 0.0
-        if stop.time is None or stop.time - last < max(STALL_MIN_SECONDS, STALL_FACTOR * usual):
+        if stop.time is None:
             return []
+        if stop.time - last < max(STALL_MIN_SECONDS, STALL_FACTOR * usual):
+            # too short a silence to call by itself (a checkpoint written while someone stopped
+            # the job), unless it was STALL_FACTOR times the cadence and one rank went on printing
+            # a note of its own after every metric line, apart from its peers' last lines (a
+            # retry loop: "record 1829 failed checksum, retrying (attempt 33177256)"): it went
+            # elsewhere, and the others waited for it
+            # (the cadence over each rank's whole series: a clock printed to the second makes every
+            # gap inside a second look like none)
+            spans = [(t1 - t0) / (len(rs.samples) - 1) for rs in ranks.values() if len(rs.samples) >= 4
+                     and (t0 := rs.samples[0].time) is not None and (t1 := rs.samples[-1].time) is not None and t1 > t0]
+            cadence = min([usual, *spans]) if usual > 0 else min(spans, default=0.0)
+            apart = self._stopped_apart() if cadence > 0 and stop.time - last >= STALL_FACTOR * cadence else None
+            newest = max((rs.samples[-1].source for rs in ranks.values()), key=lambda s: (s.path, s.line))
+            if apart is None or apart[2].path != newest.path or apart[2].line <= newest.line:
+                return []
+            return [self.finding("rank_hang", apart[0], self.last_step(apart[0]), stop.time, [apart[2], stop.evidence[0]],
+                                 severity="warning", rank_from="progress", last_note=apart[1],
+                                 last_note_line=apart[2].text, stalled_seconds=round(stop.time - last, 1),
+                                 usual_seconds=round(usual, 3), stopped_from_outside=True)]
         behind = self._behind(ranks)
         src = max((rs.samples[-1] for rs in ranks.values()), key=lambda r: r.order).source
         return [self.finding("rank_hang", behind, self.last_step(behind) if behind is not None else None, stop.time,

@@ -369,3 +369,26 @@ def test_a_monitors_status_row_about_a_rank_is_that_ranks_state() -> None:
     rows = [f"           ERROR    [r0] heartbeat rank {r}: step 52 phase {'data' if r == 2 else 'fwd_bwd'}, 20.0s ago  train.py:38"
             for r in range(4)]
     assert lagging_rank({k[1]: n.body for k, n in last_own_lines(rows).items()}) == (2, "apart")
+
+
+def _checksum_loop(retries: bool) -> list[str]:
+    # every rank logs a step each third of a second with a clock to the millisecond; then rank 2 alone
+    # prints its data loader's retries until an outer `timeout` SIGTERMs torchrun 16 s after the last
+    # step (corpus holdout33 g33-015)
+    lines = [f"2026-12-08 03:01:{13 + s // 30:02d},{(s * 33) % 1000:03d} [rank{r}] INFO trainer: step {s} loss 1.{r}{s % 7} "
+             f"(33.1 ms/step)" for s in range(10, 51, 10) for r in (3, 2, 1, 0)]
+    if retries:
+        lines += ["2026-12-08 03:01:15,168 [rank2] WARNING data: record 1829 failed checksum, retrying (attempt 1)",
+                  "2026-12-08 03:01:23,172 [rank2] WARNING data: record 1829 failed checksum, retrying (attempt 33177256)"]
+    return [*lines, "W1208 03:01:31.100000 9754 torch/distributed/elastic/agent/server/api.py:753] Received 15 death "
+            "signal, shutting down workers",
+            "torch.distributed.elastic.multiprocessing.api.SignalException: Process 9754 got signal: 15"]
+
+
+def test_a_stop_after_one_rank_went_on_alone_in_a_retry_loop_names_it() -> None:
+    """A silence of fifty steps' time is too short to call a hang by itself (a checkpoint may take
+    it), but one rank printing its own note after every metric line, apart from its peers' last
+    lines, went elsewhere while they waited."""
+    top = engine_verdict(_checksum_loop(True))[0]
+    assert (top.failure, top.rank) == ("rank_hang", 2)
+    assert not [i for i in engine_verdict(_checksum_loop(False)) if i.failure == "rank_hang" and i.rank is not None]
