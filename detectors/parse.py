@@ -42,6 +42,7 @@ from detectors.parsers import (
     metrics,
     perf,
     progress,
+    pywarnings,
     sections,
     skips,
     stall_list,
@@ -100,7 +101,7 @@ _SPECIAL: list[Rule] = [*launcher.RULES, *metrics.RULES, *perf.RULES, *context.R
                         exceptions.CUDA_CHECK_HEAD_RULE, exceptions.CUDA_CHECK_TEXT_RULE,
                         exceptions.NAN_ASSERT_RULE,
                         *stall_list.RULES, *skips.RULES,
-                        *workermap.RULES, *sections.RULES, *captions.RULES, *progress.RULES]
+                        *workermap.RULES, *sections.RULES, *captions.RULES, *progress.RULES, *pywarnings.RULES]
 _EXCEPTION: Rule = exceptions.EXCEPTION_RULE
 
 
@@ -369,6 +370,8 @@ class LogParser:
             m = rule.regex.search(rest if rule.on_raw else seg.body)
             if m is not None and rule.handle(m, seg):
                 handled = handled or rule.name.startswith("launcher.")
+        if not handled and pywarnings.is_warning_source(seg):
+            handled = True  # the code line a Python warning just above quoted: no failure's text
         if not handled:
             best: tuple[int, _FpRule, re.Match[str]] | None = None
             for fr in fps:

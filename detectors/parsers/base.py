@@ -62,6 +62,7 @@ class FileState:
     summary_ctx_rank: int | None = None  # the failure block being read belongs to this rank
     # a reporter's caption naming the rank of the pasted dump below it (parsers/captions.py): (rank, its line)
     caption: tuple[int, int] | None = None
+    warning_source: int | None = None  # the line a Python warning header just named as its quoted source (parsers/pywarnings.py)
     in_traceback: bool = False
     pending_cmd_local: int | None = None  # a launcher's wrapped command line named this local rank
     mpi_first: int | None = None  # mpirun's "Process name: [[j,1],R]" awaiting its "Exit code:" line
