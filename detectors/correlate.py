@@ -3871,8 +3871,9 @@ def _exception_key(f: Finding) -> tuple[int | None, str, str, str]:
 def _explosion_passed(rs: RankState, at: SampleRec) -> bool:
     """A gradient-norm outlier that came and went: the next norm logged for a later step is back
     within three times the level it jumped from, the typical one of the ``SPIKE_PASSED_AFTER``+ norms logged
-    since sits within twice it, and every loss from the outlier on is finite and no higher than
-    twice the typical loss before it (one bad batch the clipping absorbed: noted, never paged)."""
+    since sits within twice it, and every loss from the outlier on is finite and, past the next
+    ``SPIKE_BACK_WITHIN`` (the outlier batch's own loss), no higher than twice the typical loss
+    before it (one bad batch the clipping absorbed: noted, never paged)."""
     g, base = at.data.get("grad_norm"), at.data.get("baseline_median")
     if not isinstance(g, float) or not isinstance(base, float) or not (math.isfinite(g) and math.isfinite(base)) or base <= 0:
         return False
@@ -3895,7 +3896,10 @@ def _explosion_passed(rs: RankState, at: SampleRec) -> bool:
         return False
     if losses_before and losses_after:
         typical = sorted(losses_before)[len(losses_before) // 2]
-        if typical > 0 and max(losses_after) > 2 * typical:
+        # (the outlier batch's own loss, logged within the next SPIKE_BACK_WITHIN values, may be as far
+        # out as its norm: the losses after it must be back)
+        if typical > 0 and (max(losses_after[SPIKE_BACK_WITHIN:], default=math.inf) > 2 * typical
+                            or len(losses_after) <= SPIKE_BACK_WITHIN):
             return False
     return True
 
