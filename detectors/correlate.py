@@ -77,6 +77,8 @@ STARTUP_RUN = 3
 STARTUP_FLOOR = 1024
 STARTUP_AFTER = 2
 FIRST_STEPS = 5  # overflows before a run's 5th logged step, then clean lines: the scaler finding its scale
+RELEARN_VALUES = 8  # losses after a jump that come down at nearly every step: a model learning anew
+RELEARN_DOWN = 0.85  # ... this share of their moves downward
 SPIKE_PASSED_AFTER = 4  # finite losses logged after a spike that came back at once: enough to call it passed
 SPIKE_BACK_WITHIN = 2  # logged values within which a passing spike's loss is back near its level
 LEARNING_DROP = 0.75  # a loss at most 3/4 of its earlier median while the grad norm rises: learning
@@ -3765,12 +3767,25 @@ def _spike_passed(rs: RankState, at: SampleRec) -> bool:
             after.append(x)
     if len(after) < SPIKE_PASSED_AFTER:
         return False
+    if _relearned(v, after):
+        return True
     near = base + 0.25 * (v - base)
     if min(after[:SPIKE_BACK_WITHIN]) > near:
         return False
     typical = sorted(after)[len(after) // 2]
     tail = sorted(after[-3:])[1]
     return typical <= 2 * base and tail <= 2 * base
+
+
+def _relearned(v: float, after: list[float]) -> bool:
+    """The loss jumped and then came down again at (nearly) every logged step, to a tenth of the
+    jump or less: the model learning anew (a curriculum stage that adds classes, a new dataset
+    mixed in), not a divergence, which stays up or swings. ``RELEARN_VALUES``+ values after the
+    jump, ``RELEARN_DOWN`` of the moves downward."""
+    if len(after) < RELEARN_VALUES or v <= 0:
+        return False
+    moves = [b - a for a, b in itertools.pairwise([v, *after])]
+    return sum(m < 0 for m in moves) >= RELEARN_DOWN * len(moves) and after[-1] <= 0.1 * v and max(after) < v
 
 
 def _assert_after_nan(base: list[Finding], numeric: list[Finding]) -> None:

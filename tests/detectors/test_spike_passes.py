@@ -82,3 +82,22 @@ def test_a_clipped_outlier_whose_batch_loss_came_back_at_once_is_a_note() -> Non
     after it are back: one bad batch the clipping absorbed. A loss that stays up is no such note."""
     assert [i for i in engine_verdict(_clipped_once(0.0155)) if i.severity in ("warning", "critical")] == []
     assert any(i.severity in ("warning", "critical") for i in engine_verdict(_clipped_once(9.4)))
+
+
+_STAGE1 = [1.2212, 0.3674, 0.1761, 0.1089, 0.0967, 0.0723, 0.0623, 0.0680, 0.0543, 0.0460]
+
+
+def _curriculum(stage2: list[float]) -> list[str]:
+    # a curriculum that adds six classes at step 251 (corpus holdout33 g33e-019, healthy; g33c-009
+    # the divergence it imitates: the loss jumps and then stays up)
+    lines = [f"[train] step {25 * (i + 1):4d} ncls=2 loss={v:.4f}" for i, v in enumerate(_STAGE1)]
+    lines.append(">>> curriculum switch at step 251: stage 2: all 8 classes")
+    return lines + [f"[train] step {275 + 25 * i:4d} ncls=8 loss={v:.4f}" for i, v in enumerate(stage2)]
+
+
+def test_a_jump_the_loss_then_learns_down_from_at_every_step_is_a_note() -> None:
+    relearn = [4.3461, 1.8956, 1.7254, 1.4469, 1.1373, 0.8341, 0.6518, 0.5129, 0.3984, 0.3321, 0.2865, 0.2548, 0.2301,
+               0.2252, 0.2105, 0.2033, 0.1821, 0.1734]
+    assert _spikes(_curriculum(relearn)) == [("loss_spike", "info")]
+    stays = [14.86, 6.72, 4.82, 4.41, 4.67, 4.71, 4.54, 4.52, 4.89, 4.76, 4.80, 4.87]
+    assert _spikes(_curriculum(stays)) == [("loss_spike", "warning")]
