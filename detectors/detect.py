@@ -60,6 +60,7 @@ UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over co
 # batch's loss a gross multiple of the epoch's, the same ratio bare number columns need (the value
 # is inferred from two rounded means, so only a gross change counts)
 RUNNING_MEAN_JUMP = 50.0
+NORM_EXPLOSION_FLOOR = 1.0  # a gradient norm under this is no explosion by any ratio
 NORM_CLIMB_FACTOR = 20.0  # a grad norm this many times its first values' median, after a steady climb
 NORM_CLIMB_LEVEL = 10.0  # ... with the last five values all at least this many times it
 NORM_CLIMB_UP = 0.7  # ... and this share of its moves upward
@@ -1220,6 +1221,10 @@ class JobState:
                 hit = self._diverged(st, v)
             if not hit and metric == "grad_norm":
                 hit = v >= ABSURD_GRAD_NORM or self._growing(st, v) or self._climbing_norm(st, v)
+            if hit and metric == "grad_norm" and v < NORM_EXPLOSION_FLOOR:
+                # a norm still under one after its rise is no explosion, whatever it rose from: a
+                # bimodal series (GRPO's batches with no advantage log a norm of 1e-5 beside 0.2)
+                hit = False
             if hit:
                 setattr(st, attr, rec)
                 rec.data.setdefault("baseline_median", med)

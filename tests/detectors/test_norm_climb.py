@@ -26,3 +26,15 @@ def test_a_norm_that_rises_early_and_settles_is_no_climb() -> None:
     settled = [*_NORMS[:8], *[45.0 + (i % 3) for i in range(12)]]
     assert not [i for i in engine_verdict(_lines(settled)) if i.failure == "grad_norm_explosion"]
 
+
+
+def test_a_norm_still_under_one_after_its_rise_is_no_explosion() -> None:
+    """TRL's GRPO logs a norm of 1e-5 for a batch whose rewards all tie (no advantage) beside 0.2 for
+    the others (a committed nohup.out, corpus holdout33 h33b-004, healthy): a thousandfold rise
+    that ends under one is no explosion. The same rise to 200 is."""
+    def dicts(high: float) -> list[str]:
+        norms = [0.00018, high, high * 1.04, 1.66e-05, high * 0.9, 3.4e-05, high * 0.94, high * 0.75, 1.8e-05, high]
+        return [f"{{'loss': 0.0, 'grad_norm': {g}, 'learning_rate': 1e-06, 'epoch': {0.01 * (i + 1):.2f}}}"
+                for i, g in enumerate(norms)]
+    assert not [i for i in engine_verdict(dicts(0.206)) if i.failure == "grad_norm_explosion"]
+    assert [i for i in engine_verdict(dicts(206.0)) if i.failure == "grad_norm_explosion"]
