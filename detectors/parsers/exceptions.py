@@ -210,6 +210,12 @@ def _block(m: re.Match[str], seg: Segment) -> bool:
     frames = getattr(seg.file, "frames", None)
     if frames:
         frames.pop((seg.rank, seg.local_rank), None)  # a new traceback: its frames start over
+    head = getattr(seg.file, "unraisable", None)  # (a FileState pickled by an older version lacks it)
+    if head is not None and 0 < seg.source.line - head <= 2:
+        # the traceback of "Exception ignored in: <function X.__del__ ...>" (sys.unraisablehook): the
+        # process goes on, so no block opens here that an unfinished traceback could be read from,
+        # and no rank is dying of its own error
+        return False
     if seg.rank is None or seg.rank_from != "prefix":
         seg.emit(EventKind.BLOCK, data={"untagged": True})  # a traceback all the same: something failed here
         return False

@@ -52,3 +52,16 @@ def test_a_crash_after_an_ignored_exception_is_still_a_crash() -> None:
 def test_a_header_far_above_does_not_hide_a_later_crash() -> None:
     lines = [_DATALOADER_DEL[0], *(_TRAINING * 5), "ValueError: corrupt sample in shard 3"]
     assert [i.failure for i in engine_verdict(lines)][:1] == ["rank_exception"]
+
+
+def test_the_last_ignored_exception_of_a_finished_run_leaves_no_unfinished_traceback() -> None:
+    """Three ranks' ``__del__`` raising at exit after ``final model saved`` (corpus holdout33
+    g33f-016, healthy): the last one's traceback ends the file, and Python went on from it; it is
+    no traceback cut before its exception line."""
+    lines = ["2026-12-08 03:49:19,514 INFO rank0 train.py:34] training done",
+             "2026-12-08 03:49:19,522 INFO rank0 train.py:43] final model saved"]
+    for addr in ("0x7fb8a06858a0", "0x7face7b818a0", "0x7f6fb4c918a0"):
+        lines += [f"Exception ignored in: <function AsyncMetricWriter.__del__ at {addr}>",
+                  "Traceback (most recent call last):", '  File "/work/proj/train.py", line 14, in __del__',
+                  '    self.f.write("flush\\n")', "ValueError: I/O operation on closed file"]
+    assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")] == []
