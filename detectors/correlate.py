@@ -425,6 +425,19 @@ class _Correlator:
                 f.role = Role.BENIGN
                 f.data["at_exit"] = True
 
+    def _ranks_went_on(self, src: Source) -> bool:
+        """Every rank the job has logged a line of its own after ``src``, in the same file."""
+        known = self.st.seen_global | {r for lr in self.st.seen_local if (r := self.resolve(None, lr)) is not None}
+        after: set[int] = set()
+        for (kind, n), (line, _, _) in getattr(self.st, "last_notes", {}).get(src.path, {}).items():
+            r = n if kind == "g" else self.resolve(None, n) if kind == "l" else None
+            if r is None:
+                continue
+            known.add(r)  # (a rank whose last own line is in this file is one the job has)
+            if line > src.line:
+                after.add(r)
+        return bool(known) and known <= after
+
     def handled_exceptions(self, base: list[Finding]) -> None:
         """A Python exception the program caught, logged (``logger.exception``) and went on from:
         its rank (or, with no rank, the job) kept logging metric lines after it (HANDLED_SAMPLES or
@@ -1529,6 +1542,12 @@ class _Correlator:
                 out.append(self.finding("launcher_teardown", rank, step, ev.time, [ev.source], role=Role.COLLATERAL, **kw))
                 continue
             by_code = self.exit_failures.get(code)
+            if d.get("reporter") == "shell" and rank is None and self._ranks_went_on(ev.source):
+                # the shell's "Killed" for a process that was none of the ranks: every rank logged
+                # a line of its own after it (a helper the job killed in its cleanup, a sidecar)
+                out.append(self.finding(by_code or "launcher_teardown", None, step, ev.time, [ev.source], role=Role.BENIGN,
+                                        severity="info", helper_killed=True, **kw))
+                continue
             if by_code is not None and not d.get("trusted", True) and any(
                     f.role is Role.CAUSE and f.data.get("frames") for fs in own.values() for f in fs):
                 # an untrusted launcher line (DeepSpeed's "exits with return code = -11" names the last
