@@ -8,6 +8,7 @@ import pytest
 from detectors.model import EventKind
 from detectors.parse import default_parser
 from detectors.parsers.base import FileState
+from tests.helpers import engine_verdict
 
 
 def _matches(line: str) -> list[tuple[str | None, int | None]]:
@@ -148,3 +149,15 @@ def test_a_return_code_chain_with_no_warn_is_an_error_once_it_leaves_its_first_f
               "sfr-pod-rmeng:435:783 [0] NCCL INFO include/net.h:19 -> 2",
               "sfr-pod-rmeng:435:783 [0] NCCL INFO Ring 00 : 0 -> 8 [receive] via NET/Socket/0"]
     assert engine_verdict(lookup) == []
+
+
+def test_no_external_net_plugin_is_a_note() -> None:
+    """NCCL using its internal network plugin for want of libnccl-net.so (src/net.cc), printed at
+    WARN, then every rank's communicator ``Init COMPLETE`` and the job trains (corpus holdout33
+    g33f-005, healthy). A failed plugin call is still an error."""
+    lines = ["vm:11758:11825 [0] NCCL WARN NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+             "vm:11758:11825 [0] NCCL INFO comm 0x55d3c8a0 rank 0 nranks 4 cudaDev 0 busId 1b000 - Init COMPLETE",
+             *[f"[rank0] step {s} loss {2 - s / 100:.3f}" for s in range(10, 50, 10)]]
+    assert [i for i in engine_verdict(lines) if i.severity in ("warning", "critical")] == []
+    bad = ["vm:11758:11825 [0] NCCL WARN NET/Plugin: Failed to initialize: Call to ncclNetPlugin init returned error 2"]
+    assert any(i.failure == "nccl_error" and i.severity == "critical" for i in engine_verdict(bad))
