@@ -1766,6 +1766,11 @@ class _Correlator:
             # every worker a launcher reported on returned 0: the lost peers were the job's own
             # shutdown (the store's host leaving first), not a rank that died or hung
             return []
+        if (not any(f.failure == "collective_timeout" for f in fatal) and not self.st.exits
+                and self._every_rank_counted_to_end()):
+            # every rank's last metric line counted its steps up to the total (step 50/50): the
+            # lost peers came after the work was done, one rank leaving first at shutdown
+            return []
         # a cause that outranks a hang, or a communication error a rank printed itself (it called the
         # collective wrongly or its transport failed: its peers wait on it, they do not hang)
         causes = [f for f in fatal if f.role is Role.CAUSE and not f.data.get("weak") and (
@@ -2125,6 +2130,13 @@ class _Correlator:
             return False
         return any(int(a) == int(b) == int(last.step) for a, b in _STEP_OF_TOTAL.findall(last.source.text))
 
+    def _every_rank_counted_to_end(self) -> bool:
+        """Two ranks or more, and each one's last metric line counts its step up to its total."""
+        lasts = [rs.samples[-1] for key, rs in self.st.ranks.items() if key is not None and rs.samples]
+        return len(lasts) >= 2 and all(
+            last.step is not None and any(int(a) == int(b) == int(last.step) for a, b in _STEP_OF_TOTAL.findall(last.source.text))
+            for last in lasts)
+
     def stalled_before_stop(self, fatal: list[Finding]) -> list[Finding]:
         """A launcher stopped by a signal from outside (``Received 15 death signal``: a scheduler's
         time limit, someone's kill) after the ranks' metric lines had stopped for far longer than
@@ -2452,9 +2464,12 @@ class _Correlator:
             # a writer's non-finite value under a dynamic loss scaler: the scaler's overflow steps
             base = [f for f in base if not f.data.get("scaled")]
         self.setup_failures(base)
-        if self.st.exits and all(e.data.get("exitcode") == 0 for e in self.st.exits):
-            # every worker a launcher reported on returned 0: a lost peer was the job's own shutdown
-            # (the store's host leaving first: the heartbeat's "recvValue failed ... Connection reset")
+        if (self.st.exits and all(e.data.get("exitcode") == 0 for e in self.st.exits)) or (
+                not self.st.exits and self._every_rank_counted_to_end()
+                and not any(f.failure == "collective_timeout" for f in base)):
+            # every worker a launcher reported on returned 0, or every rank's last metric line had
+            # counted its steps to the total: a lost peer was the job's own shutdown (the store's
+            # host leaving first: the heartbeat's "recvValue failed ... Connection reset")
             for f in base:
                 if f.failure == "peer_connection_lost" and f.role is Role.COLLATERAL:
                     f.role = Role.BENIGN

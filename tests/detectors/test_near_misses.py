@@ -209,3 +209,21 @@ def test_an_oom_of_a_rank_that_logs_no_lines_of_its_own_is_handled_when_the_job_
     assert all(inc.severity == "info" for inc in engine_verdict(_bar_oom(False)))
     top = engine_verdict(_bar_oom(True))[0]
     assert (top.failure, top.rank, top.severity) == ("cuda_oom", 3, "critical")
+
+
+def _shutdown(last: int) -> list[str]:
+    # two gloo ranks logging "step N/50"; rank 0 saves and exits first, and rank 1's post-training
+    # sync meets its closed socket (corpus holdout33 g33f-007, healthy)
+    lines = [f"2026-12-08 03:31:2{s // 10},252 - rank:{r} - runner - INFO - step {s}/50 loss 1.{s}{r}"
+             for s in range(10, last + 1, 10) for r in (1, 0)]
+    return [*lines, "2026-12-08 03:31:23,308 - rank:0 - runner - INFO - saved final.pt; rank 0 exiting",
+            "2026-12-08 03:31:24,751 - rank:1 - runner - WARNING - ignoring error in post-training sync during shutdown: "
+            "[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+            "[127.0.0.1]:17799. This is typically caused by a remote worker crashing.",
+            "2026-12-08 03:31:24,751 - rank:1 - runner - INFO - rank exiting cleanly"]
+
+
+def test_a_lost_peer_after_every_rank_counted_to_its_total_is_the_shutdown() -> None:
+    assert [i for i in engine_verdict(_shutdown(50)) if i.severity in ("warning", "critical")] == []
+    # the same lost peer with the steps short of the total: the peer died mid-run
+    assert any(i.severity == "critical" for i in engine_verdict(_shutdown(30)))
