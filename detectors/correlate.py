@@ -694,7 +694,7 @@ class _Correlator:
                 if math.isfinite(pos[0]):
                     spike.data["at_epoch"], spike.data["at_iter"] = pos
                 out.append(spike)
-            if rs.explosion and not _learning_through(rs, rs.explosion):
+            if rs.explosion and (rs.explosion.data.get("norm_climb") or not _learning_through(rs, rs.explosion)):
                 r = rs.explosion
                 if rank is not None and self._lone_grad_logger(rs):
                     # the only rank that logs a grad norm in a multi-rank job: DDP all-reduces the

@@ -61,7 +61,7 @@ UNKEYED_RATIO = 50.0  # bare number columns: only a rise this many times over co
 # is inferred from two rounded means, so only a gross change counts)
 RUNNING_MEAN_JUMP = 50.0
 NORM_EXPLOSION_FLOOR = 1.0  # a gradient norm under this is no explosion by any ratio
-NORM_CLIMB_FACTOR = 20.0  # a grad norm this many times its first values' median, after a steady climb
+NORM_CLIMB_FACTOR = 15.0  # a grad norm this many times its first values' median, after a steady climb
 NORM_CLIMB_LEVEL = 10.0  # ... with the last five values all at least this many times it
 NORM_CLIMB_UP = 0.7  # ... and this share of its moves upward
 ABSURD_GRAD_NORM = 1e6  # a finite gradient norm this large is an explosion whatever came before
@@ -1220,7 +1220,10 @@ class JobState:
                 # a short excerpt (a few epoch lines): only a walk back far past its best counts
                 hit = self._diverged(st, v)
             if not hit and metric == "grad_norm":
-                hit = v >= ABSURD_GRAD_NORM or self._growing(st, v) or self._climbing_norm(st, v)
+                hit = v >= ABSURD_GRAD_NORM or self._growing(st, v)
+                if not hit and self._climbing_norm(st, v):
+                    hit = True
+                    rec.data["norm_climb"] = True  # (no model leaving a plateau climbs this far this steadily)
             if hit and metric == "grad_norm" and v < NORM_EXPLOSION_FLOOR:
                 # a norm still under one after its rise is no explosion, whatever it rose from: a
                 # bimodal series (GRPO's batches with no advantage log a norm of 1e-5 beside 0.2)

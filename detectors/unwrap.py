@@ -25,6 +25,7 @@ line without them matches a catalog fingerprint that the line as pasted does not
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -33,7 +34,8 @@ __all__ = ["MAX_CUT_PAIRS", "MIN_WIDTH", "rejoin_cut", "unmark", "unwrap", "wrap
 MIN_WIDTH = 80
 MIN_CUT_LINE = 40  # a paste cuts long lines only
 MAX_CUT_PAIRS = 4096  # candidate pairs checked per text (bounded work on a large paste)
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_NUMBER = re.compile(rb"[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_SPACES = re.compile(rb" {2,}")
 
 
 def wrap_width(lines: list[bytes]) -> int | None:
@@ -47,7 +49,9 @@ def wrap_width(lines: list[bytes]) -> int | None:
         return None
     if len({ln[:24] for ln in at}) == 1:
         return None  # fixed-width records (NCCL INFO tables), not wrapped text
-    shapes = {ln.translate(_DIGITS) for ln in at}
+    # (numbers of any width, runs of spaces of any length: "step   25 | loss 14.9655" and
+    # "step  100 | loss 9.1" are one shape, a fixed-width metric line with its numbers padded)
+    shapes = {_SPACES.sub(b" ", _NUMBER.sub(b"0", ln)) for ln in at}
     if len(shapes) == 1 or (len(at) >= 10 and len(shapes) <= len(at) // 10):
         # the same record with other numbers (DeepSpeed's "[date] ... [Rank 0] step=17, skipped=0,
         # lr=[1e-06], mom=[0.0]" every step): the longest line is a record, not a wrap width

@@ -144,6 +144,8 @@ def _field(key: str) -> re.Pattern[str]:
         # how the value was averaged, in parentheses after the key ("loss(avg50) 2.2671", "loss (ema)
         # 0.41"): the same metric, as a header cell's qualifier is (metrics._CELL_QUALIFIER)
         r"(?:\s?\((?:avg|mean|ema|ma|smooth|smoothed|running|moving)[a-z_ ]{0,8}\d{0,6}\))?"
+        # (or which value of the norm it is: "grad_norm (pre-clip) 8.474", the norm before clipping)
+        r"(?:\s?\((?:pre-?clip(?:ping)?|before clip(?:ping)?|unclipped|raw)\))?"
         r"(?P<den>/(?:(?:max|total|num)_?(?:steps?|iters?|iterations?)|total))?"
         # "Average loss at step 2000: 4.37" (TensorFlow's word2vec tutorial and its many copies),
         # "Minibatch loss at step 500: 1.23", "loss at batch 5 = tensor(17.47, ...)": the counter

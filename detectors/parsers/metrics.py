@@ -42,6 +42,7 @@ _TRIGGER = (
     r"|损失|損失|(?:П|п)отер(?:и|я|ь)|(?:Л|л)осс)"
     # (how the value was averaged: "loss(avg50) 2.2671", fields._field)
     r"(?: ?\((?:avg|mean|ema|ma|smooth|smoothed|running|moving)[a-z_ ]{0,8}[0-9]{0,6}\))?"
+    r"(?: ?\((?:pre-?clip(?:ping)?|before clip(?:ping)?|unclipped|raw)\))?"
     # (the counter the value was taken at between the key and its value: "Average loss at step 2000: 4.37")
     r"(?:\s{1,4}(?:at|@)\s{1,4}(?:step|batch|iter|iteration|epoch|update)\s{0,4}\d{1,9})?['\"\]]?\s{0,16}(?:[:=|]|：|is)?\s{0,16}['\"]?"
     r"(?:tensor\(\[?|\[ {0,8})?(?:total\s{0,4}[:=]\s{0,4})?[-+]?(?:\d|\.\d|[Nn]a[Nn]|NAN|[Ii]nf|INF)"

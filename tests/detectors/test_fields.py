@@ -188,6 +188,13 @@ def test_a_camel_case_term_after_the_word_loss_is_a_part_of_the_loss() -> None:
     assert all("loss" not in e.data for e in _samples("step 5 LossScale: 1024"))
 
 
+def test_a_norm_qualified_as_the_one_before_clipping_is_the_grad_norm() -> None:
+    """``grad_norm (pre-clip)     8.474``: the norm before clipping, the one that shows a blow-up
+    clipping hides (corpus holdout33 g33e-013)."""
+    (ev,) = _samples("step  650 | loss 10.1955 | grad_norm (pre-clip)      143.582 | max      280.107 | clip_coef 0.0070")
+    assert (ev.step, ev.data["grad_norm"]) == (650, 143.582)
+
+
 def test_reduced_views_are_global() -> None:
     """HF dicts and fairseq summaries are the logging rank's view of the job: never local."""
     assert _samples("{'loss': 2.1, 'grad_norm': nan, 'epoch': 0.1}")[0].data["scope"] == "global"

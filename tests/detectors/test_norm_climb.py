@@ -1,6 +1,6 @@
 """A gradient norm that climbs steadily, a tenth or so per logged step, 8 → 381 over 200 steps: no
 single value is ten times the running median and no five in a row grow geometrically, yet no
-healthy run settles at 30 times its first norms (corpus holdout33 g33c-011: an absl-logged CPU
+healthy run settles at 15 times its first norms or more (corpus holdout33 g33c-011: an absl-logged CPU
 torchrun job whose flipped L2 penalty rewards growing weights; its total loss falls while the mse
 and the norm climb). A norm that rises early and settles, or one clipped spike, is no climb."""
 
@@ -38,3 +38,13 @@ def test_a_norm_still_under_one_after_its_rise_is_no_explosion() -> None:
                 for i, g in enumerate(norms)]
     assert not [i for i in engine_verdict(dicts(0.206)) if i.failure == "grad_norm_explosion"]
     assert [i for i in engine_verdict(dicts(206.0)) if i.failure == "grad_norm_explosion"]
+
+
+def test_a_climb_is_no_model_leaving_a_plateau_while_its_clipped_loss_creeps_down() -> None:
+    """The norm before clipping climbs 7 → 143 over 650 steps while the clipped loss creeps from 15
+    to 10 (corpus holdout33 g33e-013): a loss that fell does not make this climb a model leaving a
+    plateau (a norm that rises once as the loss drops is)."""
+    norms = [8.474, 6.737, 7.199, 7.63, 8.103, 10.297, 15.818, 18.362, 20.14, 30.425, 28.607, 31.706, 32.492, 45.238,
+             52.055, 52.155, 71.866, 70.869, 76.459, 93.159, 94.839, 93.679, 120.588, 103.913, 127.922, 143.582]
+    lines = [f"step {25 * (i + 1):4d} | loss {14.97 - i / 5:7.4f} | grad_norm (pre-clip) {g:12.3f}" for i, g in enumerate(norms)]
+    assert [i for i in engine_verdict(lines) if i.failure == "grad_norm_explosion"]

@@ -88,3 +88,14 @@ def test_markdown_emphasis_is_dropped_where_it_hides_a_fingerprint() -> None:
     assert out[0] == text.split(b"\n")[0]  # nothing to gain there: left as pasted
     assert out[2] == b"scale = 2**16 and **kwargs stay"
     assert unmark(b"no marks at all\n", _ids) == b"no marks at all\n"
+
+
+def test_fixed_width_metric_lines_with_padded_numbers_are_not_wraps() -> None:
+    """A loop's fixed-width line every 25 steps (``step   25 | loss 14.9655 | grad_norm (pre-clip)
+    8.474 | ...``): every line the same length, the step counter padded to its width, each next line
+    a record of its own (corpus holdout33 g33e-013; read as one wrapped line, 25 of its 26 metric
+    lines were lost)."""
+    norms = [8.474, 6.737, 7.199, 7.63, 8.103, 10.297, 15.818, 18.362, 20.14, 30.425, 28.607, 31.706, 143.582]
+    text = "\n".join(f"step {25 * (i + 1):4d} | loss {14.9655 - i / 3:7.4f} | grad_norm (pre-clip) {g:12.3f} | "
+                     f"max {2 * g:9.3f} | clip_coef {1 / g:.4f}" for i, g in enumerate(norms)).encode()
+    assert unwrap(text) == text
