@@ -234,3 +234,23 @@ def test_a_ranks_own_count_of_non_finite_local_grads_above_zero_names_it() -> No
             scale *= 8
     found = [i for i in engine_verdict(lines) if i.failure in ("fp16_overflow_skips", "loss_scale_collapse")]
     assert found and found[0].rank == 3
+
+
+def test_a_ranks_check_before_the_all_reduce_is_a_local_note() -> None:
+    """fairseq's trainer (rank 0) notes each overflow; one rank's own check says it found a
+    non-finite gradient before the all-reduce (corpus holdout33 g33e-008): that rank is named."""
+    lines = []
+    scale = 131072.0
+    for upd in range(25, 501, 25):
+        lines.append(f"2026-12-08 03:28:11 | INFO | train_inner | epoch 001:     {upd} / 500 loss=8.235, nll_loss=8.235, "
+                     f"ppl=301.34, wps=90771, ups=14.77, num_updates={upd}, lr=0.0005, gnorm=0.137, loss_scale={scale}")
+        if upd >= 150:
+            for k in range(2):
+                lines.append("2026-12-08 03:28:18 | WARNING | gradcheck | [rank3] local grad check: non-finite gradient in "
+                             f"fc1.weight before all-reduce (num_updates={upd + k}, loss=281.959)")
+                scale /= 2
+                lines.append("2026-12-08 03:28:18 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring "
+                             f"gradient, setting loss scale to: {scale}")
+            scale *= 2
+    found = [i for i in engine_verdict(lines) if i.failure in ("fp16_overflow_skips", "loss_scale_collapse")]
+    assert found and found[0].rank == 3
