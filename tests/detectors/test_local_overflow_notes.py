@@ -254,3 +254,18 @@ def test_a_ranks_check_before_the_all_reduce_is_a_local_note() -> None:
             scale *= 2
     found = [i for i in engine_verdict(lines) if i.failure in ("fp16_overflow_skips", "loss_scale_collapse")]
     assert found and found[0].rank == 3
+
+
+def test_a_ranks_own_fp16_activation_overflow_is_a_local_note() -> None:
+    """Only rank 2 notes its fp16 activations overflowing in its forward pass, which no reduction
+    touches, while rank 0 prints apex's skip lines and then every rank raises the loop's guard
+    (corpus holdout33 g33d-020): rank 2 is named."""
+    lines = ["[rank2] audio-tagger fp16=True labels=50 loss_scale=65536"]
+    scale = 65536
+    for step in range(31, 41):
+        scale //= 2
+        lines += [f"[rank2] step {step}: overflow in fp16 activations of 'ff1' (|x| > 65504 -> inf)",
+                  f"[rank0] step {step}: Gradient overflow. Skipping step, reducing loss scale to {scale}"]
+    lines += [f"[rank{r}]: FloatingPointError: fp16 overflow for 10 consecutive steps (loss_scale now {scale})" for r in range(4)]
+    top = engine_verdict(lines)[0]
+    assert top.rank == 2
