@@ -173,13 +173,13 @@ def last_own_lines(lines: Sequence[str], year: int = 1970, file_rank: int | None
     table = False  # below a status table's header whose first column is the rank
     for i, raw in enumerate(lines):
         line = raw.rsplit("\r", 1)[-1] if "\r" in raw else raw
-        if "|" in line or "│" in line:
+        if ("|" in line or "│" in line) and len(line) <= MAX_BODY:
             # (behind the monitor's own tag: "[monitor] rank | step | phase")
             cells = [c.strip() for c in _STATUS_CELLS.split(_TAG_LEAD.sub("", split_prefixes(line, year).body.strip()))]
             if len(cells) >= 3 and cells[0].casefold() in ("rank", "global rank", "rank id"):
                 table = True
                 continue
-            if table and len(cells) >= 3 and cells[0].isdigit() and len(cells[0]) <= 6 and len(line) <= MAX_BODY:
+            if table and len(cells) >= 3 and cells[0].isdigit() and len(cells[0]) <= 6:
                 # a row of a monitor's status table of every rank ("rank | step | phase | last beat",
                 # then "   1 |  121 | data    |   19.5s ago | STALE"): that rank's last state
                 norm = " ".join(_CLOCK.sub("", " | ".join(cells[1:])).split())
